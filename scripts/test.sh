@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh Debian machine:
+#   - installs MariaDB (server + client) when mariadbd is missing; the tests
+#     start private mariadbd instances of their own (internal/testserver) and
+#     neither use nor stop the system MariaDB service;
+#   - finds go (PATH or /usr/local/go/bin);
+#   - go vet ./... and go test -count=1 ./... "$@".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		echo "test.sh: need root (or sudo) to run: $*" >&2
+		exit 1
+	fi
+}
+
+have_mariadbd() {
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]
+}
+
+if ! have_mariadbd; then
+	echo "test.sh: mariadbd not found; installing mariadb-server and mariadb-client" >&2
+	as_root apt-get update
+	# Installing starts the system service on some machines; the tests do
+	# not use it.
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client
+	have_mariadbd || { echo "test.sh: mariadbd still missing after install" >&2; exit 1; }
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+	if [ -x /usr/local/go/bin/go ]; then
+		export PATH="$PATH:/usr/local/go/bin"
+	else
+		echo "test.sh: go not found in PATH or /usr/local/go/bin" >&2
+		exit 1
+	fi
+fi
+# mariadb-binlog and mariadb-install-db live in /usr/bin, mariadbd in /usr/sbin.
+export PATH="$PATH:/usr/sbin:/usr/bin"
+
+go version
+echo "== go vet ./..."
+go vet ./...
+echo "== go test -count=1 ./... $*"
+go test -count=1 ./... "$@"
