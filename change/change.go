@@ -1,0 +1,89 @@
+// Package change holds the envelope that flows from the decoders to the
+// sinks: one Change per row change (or DDL statement), with the table as it
+// was at event time, the row images and the binlog position.
+//
+// It is the neutral package every other part imports; it imports only
+// tablemap.
+package change
+
+import (
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Op is the kind of change.
+type Op uint8
+
+const (
+	Insert Op = iota + 1
+	Update
+	Delete
+	DDL
+)
+
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "insert"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	case DDL:
+		return "ddl"
+	}
+	return "unknown"
+}
+
+// Position is the place of one event in the binlog: the file name (base
+// name, as the server writes it in ROTATE events) and the event's start
+// offset in it.
+type Position struct {
+	File   string
+	Offset uint64
+}
+
+// Row is one row image. Values is indexed by column, in table order; a
+// column that the image does not carry holds an Absent value.
+type Row []Value
+
+// Change is one row change, or one DDL statement when Op is DDL.
+//
+// Sorting changes on (Pos.File, Pos.Offset, RowIndex) orders them. For
+// rows events inside a MySQL TRANSACTION_PAYLOAD_EVENT, Pos is the payload
+// event's position and RowIndex counts on across all rows inside it.
+type Change struct {
+	Op    Op
+	Table *tablemap.Table // nil for DDL
+
+	// Before is set for updates and deletes, After for inserts and updates.
+	Before, After Row
+
+	// Time is the commit time: the GTID event's immediate commit timestamp
+	// (microseconds) when the binlog has it, else the event header's
+	// seconds. Always UTC.
+	Time time.Time
+	// TimeMicro is set when Time comes with microseconds from the binlog.
+	TimeMicro bool
+
+	Pos      Position
+	RowIndex int
+
+	// GTID of the transaction: "uuid:n" (MySQL), "domain-server-seq"
+	// (MariaDB), or "" when the binlog has none.
+	GTID string
+
+	// DB and SQL are set for DDL: the default database of the statement
+	// and its text.
+	DB  string
+	SQL string
+}
+
+// TxEnd marks the end of a committed transaction. Next is where the
+// following transaction starts: a resume point.
+type TxEnd struct {
+	GTID string
+	Next Position
+	Time time.Time
+}

@@ -1,0 +1,182 @@
+package change
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Kind says what a Value holds. The zero Kind is Absent, so a zero Value
+// means "this column was not sent in the row image", which is never the
+// same as NULL.
+type Kind uint8
+
+const (
+	// Absent: the column is not in the row image (binlog_row_image MINIMAL
+	// or NOBLOB). It is not NULL.
+	Absent Kind = iota
+	// Null: SQL NULL.
+	Null
+	// Int: a signed integer (TINYINT…BIGINT, YEAR). Int() returns it.
+	Int
+	// Uint: an UNSIGNED integer or a BIT(n) value. Uint() returns it.
+	Uint
+	// Float32: FLOAT. Float() returns it widened; Float32() exactly.
+	Float32
+	// Float64: DOUBLE.
+	Float64
+	// Decimal: DECIMAL as text with exactly the column's scale ("-0.50").
+	Decimal
+	// Date: "YYYY-MM-DD", zero dates kept ("0000-00-00").
+	Date
+	// Datetime: "YYYY-MM-DD hh:mm:ss[.ffffff]" with the column's fsp.
+	Datetime
+	// Timestamp: like Datetime, in UTC. Uint() holds the Unix seconds.
+	Timestamp
+	// Time: "[-]hh:mm:ss[.ffffff]", hours up to 838.
+	Time
+	// String: text decoded to UTF-8 (CHAR, VARCHAR, TEXT; JSON on MariaDB).
+	String
+	// Bytes: a binary string (BINARY, VARBINARY, BLOB), kept byte for byte.
+	Bytes
+	// Enum: the label as text; Uint() holds the 1-based index (0 = error value "").
+	Enum
+	// Set: the labels joined by ','; Uint() holds the member bitmask.
+	Set
+	// JSON: MySQL binary JSON rendered as JSON text.
+	JSON
+	// Geometry: WKB bytes; Uint() holds the SRID.
+	Geometry
+	// Vector: little-endian IEEE 754 float32s, 4 bytes each.
+	Vector
+)
+
+var kindNames = [...]string{"absent", "null", "int", "uint", "float32", "float64", "decimal",
+	"date", "datetime", "timestamp", "time", "string", "bytes", "enum", "set", "json", "geometry", "vector"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Value is one decoded cell. It is a small struct, not an interface, so
+// decoding a row allocates nothing per value. Byte slices may point into
+// a buffer owned by the decoder: copy them to keep them past the Change.
+type Value struct {
+	kind Kind
+	num  uint64
+	b    []byte
+}
+
+// Constructors used by decoders.
+func NullValue() Value                    { return Value{kind: Null} }
+func IntValue(i int64) Value              { return Value{kind: Int, num: uint64(i)} }
+func UintValue(u uint64) Value            { return Value{kind: Uint, num: u} }
+func Float32Value(f float32) Value        { return Value{kind: Float32, num: uint64(math32bits(f))} }
+func Float64Value(f float64) Value        { return Value{kind: Float64, num: math64bits(f)} }
+func TextValue(k Kind, text []byte) Value { return Value{kind: k, b: text} }
+func TimestampValue(sec uint64, text []byte) Value {
+	return Value{kind: Timestamp, num: sec, b: text}
+}
+func EnumValue(index uint64, label []byte) Value { return Value{kind: Enum, num: index, b: label} }
+func SetValue(mask uint64, joined []byte) Value  { return Value{kind: Set, num: mask, b: joined} }
+func GeometryValue(srid uint32, wkb []byte) Value {
+	return Value{kind: Geometry, num: uint64(srid), b: wkb}
+}
+
+func (v Value) Kind() Kind       { return v.kind }
+func (v Value) IsAbsent() bool   { return v.kind == Absent }
+func (v Value) IsNull() bool     { return v.kind == Null }
+func (v Value) Int() int64       { return int64(v.num) }
+func (v Value) Uint() uint64     { return v.num }
+func (v Value) Float32() float32 { return math32frombits(uint32(v.num)) }
+
+// Float returns FLOAT and DOUBLE values as float64.
+func (v Value) Float() float64 {
+	if v.kind == Float32 {
+		return float64(v.Float32())
+	}
+	return math64frombits(v.num)
+}
+
+// Bytes returns the payload of text-like kinds: the UTF-8 text, the raw
+// binary string, the decimal or temporal text, the JSON text, the WKB or
+// the vector bytes.
+func (v Value) Bytes() []byte { return v.b }
+
+// SetLabels splits a Set value into its labels (nil for the empty set).
+func (v Value) SetLabels() []string {
+	if len(v.b) == 0 {
+		return nil
+	}
+	return strings.Split(string(v.b), ",")
+}
+
+// Clone returns a Value that owns its bytes.
+func (v Value) Clone() Value {
+	if v.b != nil {
+		v.b = append([]byte(nil), v.b...)
+	}
+	return v
+}
+
+// GeometryData is what Interface returns for a Geometry value: the SRID and
+// the WKB bytes.
+type GeometryData struct {
+	SRID uint32
+	WKB  []byte
+}
+
+// Interface returns the value as a plain Go value:
+//
+//	Int                                   int64
+//	Uint                                  uint64
+//	Float32                               float32
+//	Float64                               float64
+//	Decimal, Date, Datetime, Timestamp,
+//	Time, String, Enum                    string
+//	Bytes                                 []byte
+//	Set                                   []string (empty, not nil, for the empty set)
+//	JSON                                  json.RawMessage
+//	Geometry                              GeometryData
+//	Vector                                []float32
+//	Null, Absent                          nil
+//
+// Null and Absent both give nil: check IsAbsent first when the difference
+// matters. Byte slices in the result are copies, safe to keep.
+func (v Value) Interface() any {
+	switch v.kind {
+	case Int:
+		return v.Int()
+	case Uint:
+		return v.num
+	case Float32:
+		return v.Float32()
+	case Float64:
+		return v.Float()
+	case Decimal, Date, Datetime, Timestamp, Time, String, Enum:
+		return string(v.b)
+	case Bytes:
+		return append([]byte{}, v.b...)
+	case Set:
+		if l := v.SetLabels(); l != nil {
+			return l
+		}
+		return []string{}
+	case JSON:
+		return json.RawMessage(append([]byte{}, v.b...))
+	case Geometry:
+		return GeometryData{SRID: uint32(v.num), WKB: append([]byte{}, v.b...)}
+	case Vector:
+		f := make([]float32, len(v.b)/4)
+		for i := range f {
+			f[i] = math.Float32frombits(binary.LittleEndian.Uint32(v.b[4*i:]))
+		}
+		return f
+	}
+	return nil
+}
