@@ -1,0 +1,111 @@
+package binlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// readEvent reads the event at s.off. It returns io.EOF at a clean end of
+// the file and an *Error wrapping io.ErrUnexpectedEOF for a truncated one.
+func (s *FileSource) readEvent() (*Event, error) {
+	pos := change.Position{File: s.base, Offset: uint64(s.off)}
+	if cap(s.buf) < HeaderSize {
+		s.buf = make([]byte, 0, 64<<10)
+	}
+	hdr := s.buf[:HeaderSize]
+	n, err := io.ReadFull(s.r, hdr)
+	if err == io.EOF {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, s.truncated(pos, fmt.Errorf("event header cut short after %d of %d bytes", n, HeaderSize))
+	}
+	h := parseHeader(hdr)
+	size := int64(h.EventSize)
+	if size < HeaderSize || size > MaxEventSize {
+		return nil, &Error{Pos: pos, Err: fmt.Errorf("corrupt event header: event size %d is impossible", size),
+			Hint: "the file is damaged at this offset; events before it were read"}
+	}
+	if rest := s.size - s.off; size > rest {
+		return nil, s.truncated(pos, fmt.Errorf("%v event of %d bytes, but only %d bytes are left in the file", h.EventType, size, rest))
+	}
+	if int64(cap(s.buf)) < size {
+		s.buf = make([]byte, size, size+size/4)
+		copy(s.buf, hdr)
+	}
+	raw := s.buf[:size]
+	if _, err := io.ReadFull(s.r, raw[HeaderSize:]); err != nil {
+		return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
+	}
+	s.off += size
+	ev := &Event{Pos: pos, NextPos: change.Position{File: s.base, Offset: uint64(s.off)}, Header: h, Raw: raw}
+
+	if h.EventType == replication.FORMAT_DESCRIPTION_EVENT {
+		fde, err := decodeFDE(raw[HeaderSize:])
+		if err != nil {
+			return nil, &Error{Pos: pos, Err: err}
+		}
+		s.fde = fde
+		s.checksum = fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
+	} else if s.fde == nil {
+		return nil, &Error{Pos: pos, Err: fmt.Errorf("%v event before any FORMAT_DESCRIPTION_EVENT", h.EventType),
+			Hint: "start at offset 4 or at an event boundary of a complete binlog file"}
+	}
+	ev.Body = raw[HeaderSize:]
+	if s.checksum {
+		if err := verifyCRC32(raw); err != nil {
+			return nil, &Error{Pos: pos, Err: err, Hint: "the file is corrupt at this event; events before it were read"}
+		}
+		ev.Body = raw[HeaderSize : len(raw)-checksumLen]
+	}
+	if h.EventType == replication.ROTATE_EVENT {
+		if name, ok := rotateName(ev.Body); ok {
+			s.rotatedTo = name
+		}
+	}
+	return ev, nil
+}
+
+func (s *FileSource) truncated(pos change.Position, err error) error {
+	return &Error{Pos: pos, Err: fmt.Errorf("%w: %v", io.ErrUnexpectedEOF, err),
+		Hint: "the file is truncated (still being written, or cut short by a copy); every complete event before this offset was read"}
+}
+
+// rotateName returns the next file's name from a ROTATE_EVENT body:
+//
+//	# bytes  field
+//	8        position in the next file
+//	rest     next file name (no terminator)
+func rotateName(body []byte) (string, bool) {
+	if len(body) <= 8 {
+		return "", false
+	}
+	return string(body[8:]), true
+}
+
+// decodeFDE decodes a FORMAT_DESCRIPTION_EVENT body (with its checksum
+// trailer, if any), turning a panic in the decoder into an error.
+func decodeFDE(body []byte) (fde *replication.FormatDescriptionEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fde, err = nil, fmt.Errorf("corrupt FORMAT_DESCRIPTION_EVENT: %v", r)
+		}
+	}()
+	// binlog_version(2) server_version(50) create_timestamp(4) header_length(1)
+	if len(body) < 2+50+4+1 {
+		return nil, errors.New("corrupt FORMAT_DESCRIPTION_EVENT: too short")
+	}
+	fde = &replication.FormatDescriptionEvent{}
+	if err := fde.Decode(body); err != nil {
+		return nil, fmt.Errorf("corrupt FORMAT_DESCRIPTION_EVENT: %w", err)
+	}
+	if fde.Version != 4 {
+		return nil, fmt.Errorf("binlog format version %d is not supported (only v4, MySQL 5.0 and later)", fde.Version)
+	}
+	return fde, nil
+}
