@@ -1,0 +1,405 @@
+// Package pipeline is the read → decode → write → commit loop. It takes
+// events from a binlog.Source, keeps the event-time schema of every table
+// from its TABLE_MAP_EVENTs, decodes rows events into changes, hands them
+// to a sink.Sink and commits at each transaction boundary.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/rowevent"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Options select what the pipeline passes on.
+type Options struct {
+	Filter *Filter // nil: every table
+	DDL    bool    // also pass DDL statements on
+
+	// StartTime skips transactions that began before it; StopTime and
+	// Stop end the run at the first transaction that begins at or after
+	// them. Zero values mean no bound.
+	StartTime, StopTime time.Time
+	Stop                change.Position
+
+	// OnCommit, if set, is called after the sink committed a transaction:
+	// the place to checkpoint tx.Next.
+	OnCommit func(tx change.TxEnd) error
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Events, Transactions, Rows, DDL uint64
+	Last                            change.Position // where the last committed transaction ended
+}
+
+// Pipeline runs one source into one sink.
+type Pipeline struct {
+	src  binlog.Source
+	sink sink.Sink
+	opts Options
+
+	ev      eventDecoder
+	tables  map[uint64]*tablemap.Table // nil entry: filtered out
+	schemas *tablemap.Cache
+	rows    rowevent.Decoder
+
+	tx    txState
+	Stats Stats
+
+	mu       sync.Mutex
+	progress Stats // a copy of Stats as of the last commit, for Progress
+	inTx     bool  // a copy of tx.open, for InTransaction
+	stop     bool  // RequestStop was called
+}
+
+// RequestStop makes Run return nil at the next transaction boundary: after
+// the open transaction commits, or before the next one begins. It is safe
+// to call while Run runs. A Run blocked waiting for events returns only
+// when its context ends.
+func (p *Pipeline) RequestStop() {
+	p.mu.Lock()
+	p.stop = true
+	p.mu.Unlock()
+}
+
+// InTransaction reports whether Run is inside a transaction. It is safe to
+// call while Run runs.
+func (p *Pipeline) InTransaction() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inTx
+}
+
+func (p *Pipeline) stopRequested() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stop
+}
+
+func (p *Pipeline) setInTx(v bool) {
+	p.mu.Lock()
+	p.inTx = v
+	p.mu.Unlock()
+}
+
+// Progress returns the counts as of the last commit. It is safe to call
+// while Run runs.
+func (p *Pipeline) Progress() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.progress
+}
+
+// txState is what the pipeline knows about the transaction it is in.
+type txState struct {
+	open     bool
+	skip     bool // before StartTime: read through, pass nothing on
+	explicit bool // opened by BEGIN (or a GTID event that implies one)
+	gtid     string
+	commitTS time.Time // from the GTID event, when it carries one
+
+	lastRowsPos change.Position
+	nextRow     int // RowIndex for the next row at lastRowsPos
+}
+
+// New returns a Pipeline. It does no I/O.
+func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
+	return &Pipeline{src: src, sink: s, opts: opts, tables: map[uint64]*tablemap.Table{}, schemas: tablemap.NewCache()}
+}
+
+var errStop = errors.New("pipeline: stop point reached")
+
+// Run reads until the source ends, the stop point is reached, or an error.
+// A clean end returns nil. Changes of a transaction that did not commit
+// before the end are never committed to the sink.
+func (p *Pipeline) Run(ctx context.Context) error {
+	for {
+		ev, err := p.src.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p.Stats.Events++
+		if err := p.handle(ctx, ev); err != nil {
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (p *Pipeline) fail(ev *binlog.Event, err error, hint string) error {
+	var be *binlog.Error
+	if errors.As(err, &be) {
+		return err
+	}
+	var me *tablemap.MetadataError
+	if errors.As(err, &me) {
+		me.File, me.Offset, me.ServerVersion = ev.Pos.File, ev.Pos.Offset, p.ev.serverVersion
+		return me
+	}
+	return &binlog.Error{Pos: ev.Pos, Err: err, Hint: hint}
+}
+
+const hintCorrupt = "the event is damaged, or uses a format binlogcdc does not know; please report it with the binlog file"
+
+func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
+	switch t := ev.Type(); t {
+	case replication.FORMAT_DESCRIPTION_EVENT:
+		if err := p.ev.format(ev); err != nil {
+			return p.fail(ev, err, hintCorrupt)
+		}
+		if !ev.InPayload {
+			// Table ids are only meaningful within one server run.
+			clear(p.tables)
+		}
+		return nil
+
+	case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT,
+		replication.MARIADB_GTID_EVENT:
+		g, err := p.ev.gtid(ev)
+		if err != nil {
+			return p.fail(ev, err, hintCorrupt)
+		}
+		if err := p.begin(ev); err != nil {
+			return err
+		}
+		p.tx.explicit = !g.standalone
+		p.tx.gtid, p.tx.commitTS = g.id, g.commitTS
+		return nil
+
+	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT:
+		q, err := p.ev.query(ev)
+		if err != nil {
+			return p.fail(ev, err, hintCorrupt)
+		}
+		return p.handleQuery(ctx, ev, q)
+
+	case replication.XID_EVENT:
+		return p.commit(ctx, ev)
+
+	case replication.TABLE_MAP_EVENT:
+		if !p.tx.open {
+			if err := p.begin(ev); err != nil {
+				return err
+			}
+		}
+		if p.tx.skip {
+			return nil
+		}
+		return p.tableMap(ev)
+
+	case replication.BEGIN_LOAD_QUERY_EVENT, replication.EXECUTE_LOAD_QUERY_EVENT:
+		if p.tx.skip {
+			return nil
+		}
+		return p.fail(ev, errors.New("LOAD DATA logged as a statement"), hintStatement)
+
+	case replication.XA_PREPARE_LOG_EVENT:
+		// XA PREPARE ends the binlog group of an XA transaction.
+		return p.commit(ctx, ev)
+
+	default:
+		if _, ok := rowevent.Kind(t); ok {
+			if !p.tx.open {
+				if err := p.begin(ev); err != nil {
+					return err
+				}
+			}
+			if p.tx.skip {
+				return nil
+			}
+			return p.rowsEvent(ctx, ev)
+		}
+		// ROTATE, STOP, PREVIOUS_GTIDS, MARIADB_GTID_LIST, BINLOG_CHECKPOINT,
+		// ANNOTATE_ROWS, ROWS_QUERY, INTVAR, RAND, USER_VAR, HEARTBEAT…:
+		// nothing to pass on.
+		return nil
+	}
+}
+
+const hintStatement = "binlogcdc needs binlog_format=ROW: run SET GLOBAL binlog_format = 'ROW' (it applies to new sessions and new binlog events only)"
+
+func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) error {
+	switch q.kind {
+	case queryBegin:
+		if !p.tx.open {
+			if err := p.begin(ev); err != nil {
+				return err
+			}
+		}
+		p.tx.explicit = true
+		return nil
+	case queryCommit:
+		// ROLLBACK is only logged for transactions that changed
+		// non-transactional tables; those changes happened and were logged.
+		return p.commit(ctx, ev)
+	case querySavepoint:
+		return nil
+	case queryDML:
+		if p.tx.skip || !p.opts.Filter.DB(q.db) {
+			return nil
+		}
+		return p.fail(ev, fmt.Errorf("statement logged instead of rows: %.80s", q.sql), hintStatement)
+	}
+	// DDL and other statements: they commit on their own.
+	if !p.tx.open {
+		if err := p.begin(ev); err != nil {
+			return err
+		}
+	}
+	if !p.tx.skip && p.opts.DDL && p.opts.Filter.DB(q.db) {
+		c := change.Change{Op: change.DDL, DB: q.db, SQL: q.sql, Pos: ev.Pos, GTID: p.tx.gtid}
+		c.Time, c.TimeMicro = p.eventTime(ev)
+		if err := p.sink.Write(ctx, &c); err != nil {
+			return err
+		}
+		p.Stats.DDL++
+	}
+	return p.commit(ctx, ev)
+}
+
+// begin opens a transaction at ev, checking the start and stop bounds.
+func (p *Pipeline) begin(ev *binlog.Event) error {
+	if p.tx.open {
+		// A new transaction without a commit of the previous one: the
+		// previous one's end was not logged (a crash). Its changes are not
+		// committed; drop the state.
+		p.tx = txState{}
+	}
+	if p.stopRequested() {
+		return errStop
+	}
+	ts := time.Unix(int64(ev.Header.Timestamp), 0)
+	if !p.opts.StopTime.IsZero() && !ts.Before(p.opts.StopTime) {
+		return errStop
+	}
+	if p.opts.Stop.File != "" && !before(ev.Pos, p.opts.Stop) {
+		return errStop
+	}
+	p.tx = txState{open: true}
+	p.tx.skip = !p.opts.StartTime.IsZero() && ts.Before(p.opts.StartTime)
+	p.setInTx(true)
+	return nil
+}
+
+// before reports whether a comes before b. Binlog file names of one
+// server sort by their numeric suffix, which has a fixed width.
+func before(a, b change.Position) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
+}
+
+func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
+	if !p.tx.open {
+		return nil
+	}
+	skip := p.tx.skip
+	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
+	end.Time, _ = p.eventTime(ev)
+	p.tx = txState{}
+	p.setInTx(false)
+	if !skip {
+		if err := p.sink.Commit(ctx, end); err != nil {
+			return err
+		}
+		p.Stats.Transactions++
+	}
+	p.Stats.Last = end.Next
+	if p.opts.OnCommit != nil {
+		if err := p.opts.OnCommit(end); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.progress = p.Stats
+	stop := p.stop
+	p.mu.Unlock()
+	if stop {
+		return errStop
+	}
+	return nil
+}
+
+// eventTime is the transaction's commit time with microseconds when its
+// GTID event carries one (MySQL 8.0.1+), else the event header's seconds.
+func (p *Pipeline) eventTime(ev *binlog.Event) (t time.Time, micro bool) {
+	if !p.tx.commitTS.IsZero() {
+		return p.tx.commitTS, true
+	}
+	return time.Unix(int64(ev.Header.Timestamp), 0).UTC(), false
+}
+
+func (p *Pipeline) tableMap(ev *binlog.Event) error {
+	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.tableIDSize(ev.Type()))
+	if err != nil {
+		return p.fail(ev, err, hintCorrupt)
+	}
+	if !p.opts.Filter.Table(db, table) {
+		p.tables[id] = nil
+		return nil
+	}
+	t, err := p.schemas.Get(ev.Body, func() (*replication.TableMapEvent, error) { return p.ev.tableMap(ev) })
+	if err != nil {
+		return p.fail(ev, err, hintCorrupt)
+	}
+	p.tables[id] = t
+	return nil
+}
+
+func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
+	t := ev.Type()
+	h, err := rowevent.ParseHeader(t, ev.Body, p.ev.tableIDSize(t))
+	if err != nil {
+		return p.fail(ev, err, hintCorrupt)
+	}
+	tbl, known := p.tables[h.TableID]
+	if !known {
+		return p.fail(ev, fmt.Errorf("rows event for table id %d, whose TABLE_MAP_EVENT was not read", h.TableID),
+			"start at the beginning of a transaction (its GTID or BEGIN event), not in the middle of one")
+	}
+	if tbl == nil {
+		return nil // filtered out
+	}
+	changes, err := p.rows.Decode(t, h, tbl)
+	if err != nil {
+		return p.fail(ev, fmt.Errorf("table %s.%s: %w", tbl.DB, tbl.Name, err), hintCorrupt)
+	}
+	// Rows inside one TRANSACTION_PAYLOAD_EVENT share its position: number
+	// them on across its rows events.
+	base := 0
+	if ev.InPayload && ev.Pos == p.tx.lastRowsPos {
+		base = p.tx.nextRow
+	}
+	ts, micro := p.eventTime(ev)
+	for i := range changes {
+		c := &changes[i]
+		c.Pos, c.RowIndex, c.GTID, c.Time, c.TimeMicro = ev.Pos, base+c.RowIndex, p.tx.gtid, ts, micro
+		if err := p.sink.Write(ctx, c); err != nil {
+			return err
+		}
+	}
+	p.tx.lastRowsPos, p.tx.nextRow = ev.Pos, base+len(changes)
+	p.Stats.Rows += uint64(len(changes))
+	if h.StmtEnd && !p.tx.explicit && p.tx.open {
+		// Rows outside BEGIN…COMMIT (no GTID, no BEGIN): each statement commits.
+		return p.commit(ctx, ev)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package jsonl
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// encoder appends JSON lines. It caches each table's pre-encoded column
+// keys and header, so a row costs only its values.
+type encoder struct {
+	keys map[*tablemap.Table]*tableKeys
+}
+
+type tableKeys struct {
+	head []byte   // `"db":…,"table":…,"pk":[…]`
+	cols [][]byte // `"name":` per column
+}
+
+func (e *encoder) tableKeys(t *tablemap.Table) *tableKeys {
+	if k, ok := e.keys[t]; ok {
+		return k
+	}
+	if e.keys == nil || len(e.keys) > 4096 {
+		e.keys = map[*tablemap.Table]*tableKeys{}
+	}
+	k := &tableKeys{}
+	k.head = append(k.head, `"db":`...)
+	k.head = appendString(k.head, t.DB)
+	k.head = append(k.head, `,"table":`...)
+	k.head = appendString(k.head, t.Name)
+	k.head = append(k.head, `,"pk":[`...)
+	for i, n := range t.PKNames {
+		if i > 0 {
+			k.head = append(k.head, ',')
+		}
+		k.head = appendString(k.head, n)
+	}
+	k.head = append(k.head, ']')
+	for _, c := range t.Columns {
+		b := appendString(nil, c.Name)
+		k.cols = append(k.cols, append(b, ':'))
+	}
+	e.keys[t] = k
+	return k
+}
+
+// appendChange appends one JSON line (with its newline) for c.
+func (e *encoder) appendChange(b []byte, c *change.Change) []byte {
+	b = append(b, `{"op":"`...)
+	b = append(b, c.Op.String()...)
+	b = append(b, '"', ',')
+	if c.Op == change.DDL {
+		b = append(b, `"db":`...)
+		b = appendString(b, c.DB)
+		b = append(b, `,"sql":`...)
+		b = appendString(b, c.SQL)
+	} else {
+		k := e.tableKeys(c.Table)
+		b = append(b, k.head...)
+		if c.Before != nil {
+			b = append(b, `,"before":`...)
+			b = appendRow(b, k, c.Table, c.Before)
+		}
+		if c.After != nil {
+			b = append(b, `,"after":`...)
+			b = appendRow(b, k, c.Table, c.After)
+		}
+	}
+	b = append(b, `,"ts":"`...)
+	b = appendTime(b, c.Time, c.TimeMicro)
+	b = append(b, `","pos":{"file":`...)
+	b = appendString(b, c.Pos.File)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendUint(b, c.Pos.Offset, 10)
+	b = append(b, `,"row":`...)
+	b = strconv.AppendInt(b, int64(c.RowIndex), 10)
+	b = append(b, '}')
+	if c.GTID != "" {
+		b = append(b, `,"gtid":`...)
+		b = appendString(b, c.GTID)
+	}
+	return append(b, '}', '\n')
+}
+
+func appendTime(b []byte, t time.Time, micro bool) []byte {
+	t = t.UTC()
+	if micro {
+		return t.AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
+	}
+	return t.AppendFormat(b, time.RFC3339)
+}
+
+func appendRow(b []byte, k *tableKeys, t *tablemap.Table, row change.Row) []byte {
+	b = append(b, '{')
+	first := true
+	for i := range row {
+		v := &row[i]
+		if v.IsAbsent() {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, k.cols[i]...)
+		b = appendValue(b, *v)
+	}
+	return append(b, '}')
+}
+
+// appendValue appends the JSON encoding of one value (see the README's
+// JSON contract).
+func appendValue(b []byte, v change.Value) []byte {
+	switch v.Kind() {
+	case change.Null, change.Absent:
+		return append(b, "null"...)
+	case change.Int:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case change.Uint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case change.Float32:
+		return appendFloat(b, float64(v.Float32()), 32)
+	case change.Float64:
+		return appendFloat(b, v.Float(), 64)
+	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.Enum:
+		return appendStringBytes(b, v.Bytes())
+	case change.Bytes:
+		return appendBase64(b, v.Bytes())
+	case change.Set:
+		b = append(b, '[')
+		s := v.Bytes()
+		if len(s) > 0 {
+			start := 0
+			for i := 0; i <= len(s); i++ {
+				if i == len(s) || s[i] == ',' {
+					if start > 0 {
+						b = append(b, ',')
+					}
+					b = appendStringBytes(b, s[start:i])
+					start = i + 1
+				}
+			}
+		}
+		return append(b, ']')
+	case change.JSON:
+		if len(v.Bytes()) == 0 {
+			return append(b, "null"...)
+		}
+		return append(b, v.Bytes()...)
+	case change.Geometry:
+		b = append(b, `{"srid":`...)
+		b = strconv.AppendUint(b, v.Uint(), 10)
+		b = append(b, `,"wkb":`...)
+		b = appendBase64(b, v.Bytes())
+		return append(b, '}')
+	case change.Vector:
+		raw := v.Bytes()
+		b = append(b, '[')
+		for i := 0; i+4 <= len(raw); i += 4 {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			f := math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))
+			b = appendFloat(b, float64(f), 32)
+		}
+		return append(b, ']')
+	}
+	return append(b, "null"...)
+}
+
+// appendFloat writes the shortest decimal that round-trips at the given
+// width, in the same notation as encoding/json. NaN and infinities cannot
+// come from MySQL; they become null rather than invalid JSON.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	fmt := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			fmt = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, fmt, -1, bits)
+	if fmt == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+func appendBase64(b []byte, src []byte) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, src)
+	return append(b, '"')
+}
+
+func appendString(b []byte, s string) []byte { return appendStr(b, s) }
+
+func appendStringBytes(b []byte, s []byte) []byte { return appendStr(b, s) }
+
+func decodeRune[T string | []byte](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(s)
+	case []byte:
+		return utf8.DecodeRune(s)
+	}
+	return utf8.RuneError, 1
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendStr appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// control characters are escaped.
+func appendStr[T string | []byte](b []byte, s T) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

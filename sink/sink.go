@@ -1,0 +1,29 @@
+// Package sink defines where changes go. Each output lives in its own
+// subpackage (sink/jsonl, …), so heavy dependencies stay out of builds
+// that do not need them.
+package sink
+
+import (
+	"context"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// Sink receives committed transactions.
+//
+// Calling protocol: for each source transaction, Write is called for each
+// of its changes in order, then Commit once. When Commit returns nil the
+// transaction is as durable as the sink promises (each sink documents its
+// guarantee), and only then may the caller checkpoint tx.Next. Rollback
+// drops the changes written since the last Commit (the source failed
+// mid-transaction and will resend it). Close ends the stream; changes
+// written since the last Commit are discarded, never half-delivered.
+//
+// The *change.Change passed to Write, and the values it points to, are
+// only valid during the call: a sink that keeps them must copy.
+type Sink interface {
+	Write(ctx context.Context, c *change.Change) error
+	Commit(ctx context.Context, tx change.TxEnd) error
+	Rollback(ctx context.Context) error
+	Close(ctx context.Context) error
+}
