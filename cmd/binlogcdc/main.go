@@ -1,0 +1,122 @@
+// Command binlogcdc reads MySQL and MariaDB binary logs and turns every row
+// change into a named, typed record, using only what the binlog carries.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Exit codes, documented in the top-level help.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitMetadata    = 3
+	exitCorrupt     = 4
+	exitSetup       = 5
+	exitInterrupted = 130
+)
+
+const topUsage = `binlogcdc reads MySQL and MariaDB binary logs and turns every row change
+into a named, typed JSON record, with the columns as they were when the
+change was made: names come from the binlog's own TABLE_MAP metadata
+(binlog_row_metadata=FULL), never from the current schema.
+
+Usage:
+  binlogcdc <command> [flags] [args]
+
+Commands:
+  read      decode binlog files into JSON lines
+  stream    follow a live server as a replica, with checkpoints
+  version   print the version
+
+Run 'binlogcdc <command> --help' for a command's flags.
+
+Exit codes:
+  0    success
+  1    error (I/O, bad input; the message says what to do)
+  2    usage error
+  3    the binlog lacks FULL row metadata for a selected table
+  4    the binlog is truncated or corrupt (everything before it was written)
+  5    the server's settings or the user's privileges stop streaming (the message says what to change)
+  130  interrupted
+`
+
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, sig, stop := watchSignals(context.Background())
+	defer stop()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "read":
+		err = runReadArgs(ctx, args[1:], stdout, stderr)
+	case "stream":
+		err = runStreamArgs(ctx, args[1:], stdout, stderr, sig)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "binlogcdc", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+	default:
+		err = usageError{msg: fmt.Sprintf("unknown command %q", args[0]), hint: "run 'binlogcdc --help' for the list of commands"}
+	}
+	return report(err, stderr)
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg, hint string }
+
+func (e usageError) Error() string { return e.msg }
+
+// report prints err as one line with a hint, and maps it to an exit code.
+func report(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	var ue usageError
+	var me *tablemap.MetadataError
+	var be *binlog.Error
+	var pe *binlog.PreflightError
+	switch {
+	case errors.As(err, &pe):
+		fmt.Fprintf(stderr, "binlogcdc: %v\n", pe)
+		if pe.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", pe.Hint)
+		}
+		return exitSetup
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "binlogcdc: %s\nhint: %s\n", ue.msg, ue.hint)
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "binlogcdc: interrupted")
+		return exitInterrupted
+	case errors.As(err, &me):
+		fmt.Fprintf(stderr, "binlogcdc: %v\n", me)
+		return exitMetadata
+	case errors.As(err, &be):
+		fmt.Fprintf(stderr, "binlogcdc: %s:%d: %v\n", be.Pos.File, be.Pos.Offset, be.Err)
+		if be.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", be.Hint)
+		}
+		return exitCorrupt
+	}
+	fmt.Fprintf(stderr, "binlogcdc: %v\n", err)
+	return exitError
+}

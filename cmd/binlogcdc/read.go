@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink/jsonl"
+)
+
+// ReadOptions are the flags of 'binlogcdc read'.
+type ReadOptions struct {
+	Tables, ExcludeTables       []string
+	StartPosition, StopPosition string
+	StartDatetime, StopDatetime string
+	DDL                         bool
+	Output                      string
+	Progress                    bool
+}
+
+// AddFlags binds the flags to opts.
+func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&o.Tables, "tables", nil, "only tables matching `db.table` (globs: shop.*, *.orders); repeatable")
+	f.StringArrayVar(&o.ExcludeTables, "exclude-tables", nil, "skip tables matching `db.table` (globs); repeatable; wins over --tables")
+	f.StringVar(&o.StartPosition, "start-position", "", "start at `FILE:POS`, the start of a transaction (its GTID or BEGIN event)")
+	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
+	f.StringVar(&o.StartDatetime, "start-datetime", "", "skip transactions that started before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
+	f.StringVar(&o.StopDatetime, "stop-datetime", "", "stop at the first transaction that started at or after `TIME` (UTC)")
+	f.BoolVar(&o.DDL, "ddl", false, `also emit {"op":"ddl","db":…,"sql":…} records for schema changes`)
+	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` instead of stdout")
+	f.BoolVar(&o.Progress, "progress", false, "print progress to stderr (default: when stderr is a terminal)")
+}
+
+const readUsage = `Usage: binlogcdc read [flags] FILE...
+
+Decodes binlog files, in the order given, into JSON lines on stdout: one
+object per row change, with column names and types as they were when the
+change was written (see the README for the format).
+
+FILE may be binlog files (binlog.000001 binlog.000002 …) or the server's
+.index file. A ROTATE to the next file is followed when that file was given
+or sits in the same directory.
+
+The server must have written the binlog with binlog_format=ROW and
+binlog_row_metadata=FULL (MySQL 8.0+, MariaDB 10.5+); otherwise binlogcdc
+stops with an error that says how to fix the server.
+
+Flags:
+`
+
+func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o ReadOptions
+	f := pflag.NewFlagSet("read", pflag.ContinueOnError)
+	f.SetOutput(stderr)
+	o.AddFlags(f)
+	f.Usage = func() {
+		fmt.Fprint(stderr, readUsage)
+		f.PrintDefaults()
+	}
+	if err := f.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return err
+		}
+		return usageError{msg: err.Error(), hint: "run 'binlogcdc read --help'"}
+	}
+	if f.NArg() == 0 {
+		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
+	}
+	return runRead(ctx, o, f.Args(), stdout, stderr)
+}
+
+func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer) error {
+	popts, start, err := o.pipelineOptions()
+	if err != nil {
+		return err
+	}
+	src, err := binlog.OpenFiles(files, start)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	out := stdout
+	if o.Output != "" {
+		f, err := os.Create(o.Output)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	sk := jsonl.New(out, jsonl.Options{})
+	p := pipeline.New(src, sk, popts)
+
+	var stopProgress func()
+	if o.Progress || isTerminal(stderr) {
+		stopProgress = startProgress(ctx, stderr, p)
+	}
+	runErr := p.Run(ctx)
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if err := sk.Close(ctx); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func (o *ReadOptions) pipelineOptions() (pipeline.Options, change.Position, error) {
+	var popts pipeline.Options
+	var start change.Position
+	var err error
+	if popts.Filter, err = pipeline.NewFilter(o.Tables, o.ExcludeTables); err != nil {
+		return popts, start, usageError{msg: err.Error(), hint: "--tables shop.orders --tables 'shop.*'"}
+	}
+	popts.DDL = o.DDL
+	if o.StartPosition != "" {
+		if start, err = parsePosition(o.StartPosition); err != nil {
+			return popts, start, usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
+		}
+	}
+	if o.StopPosition != "" {
+		if popts.Stop, err = parsePosition(o.StopPosition); err != nil {
+			return popts, start, usageError{msg: "--stop-position: " + err.Error(), hint: "--stop-position binlog.000042:1234"}
+		}
+	}
+	if o.StartDatetime != "" {
+		if popts.StartTime, err = parseTime(o.StartDatetime); err != nil {
+			return popts, start, usageError{msg: "--start-datetime: " + err.Error(), hint: "--start-datetime '2024-06-15 12:00:00' (UTC)"}
+		}
+	}
+	if o.StopDatetime != "" {
+		if popts.StopTime, err = parseTime(o.StopDatetime); err != nil {
+			return popts, start, usageError{msg: "--stop-datetime: " + err.Error(), hint: "--stop-datetime '2024-06-15 13:00:00' (UTC)"}
+		}
+	}
+	return popts, start, nil
+}
+
+// parsePosition parses FILE:POS.
+func parsePosition(s string) (change.Position, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return change.Position{}, fmt.Errorf("%q is not FILE:POS", s)
+	}
+	off, err := strconv.ParseUint(s[i+1:], 10, 64)
+	if err != nil {
+		return change.Position{}, fmt.Errorf("%q: offset is not a number", s)
+	}
+	file := s[:i]
+	if j := strings.LastIndexByte(file, '/'); j >= 0 {
+		file = file[j+1:]
+	}
+	return change.Position{File: file, Offset: off}, nil
+}
+
+// parseTime parses a UTC time in MySQL's or RFC 3339 form.
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999", "2006-01-02T15:04:05.999999", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time like '2024-06-15 12:00:00'", s)
+}
