@@ -1,0 +1,188 @@
+package binlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// ServerInfo is what the preflight learned about a server.
+type ServerInfo struct {
+	Version     string
+	Flavor      string // "mysql" or "mariadb"
+	ServerID    uint32
+	RowImage    string
+	RowMetadata string
+}
+
+// PreflightError is a server setting or privilege that stops streaming.
+type PreflightError struct {
+	Problem string
+	Hint    string
+	Err     error
+}
+
+func (e *PreflightError) Error() string {
+	s := e.Problem
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+func (e *PreflightError) Unwrap() error { return e.Err }
+
+// Connect opens a plain client connection with cfg's credentials.
+func Connect(ctx context.Context, cfg LiveConfig) (*client.Conn, error) {
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	var opts []client.Option
+	if cfg.TLS != nil {
+		opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(cfg.TLS); return nil })
+	}
+	// MariaDB does not know MySQL 8's default collation (id 255).
+	opts = append(opts, func(c *client.Conn) error { return c.SetCollation("utf8mb4_general_ci") })
+	conn, err := client.ConnectWithContext(ctx, addr, cfg.User, string(cfg.Password), "", 0, opts...)
+	if err != nil {
+		return nil, classify(err, cfg)
+	}
+	return conn, nil
+}
+
+// classify turns server errors into ones that say what to do.
+func classify(err error, cfg LiveConfig) error {
+	var me *mysql.MyError
+	if !errors.As(err, &me) {
+		return err
+	}
+	switch me.Code {
+	case mysql.ER_ACCESS_DENIED_ERROR, mysql.ER_DBACCESS_DENIED_ERROR:
+		return &PreflightError{Problem: "the server refused the login", Err: err,
+			Hint: "check the user in the DSN and the password (--password-file, MYSQL_PWD or the DSN)"}
+	case mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR:
+		return &PreflightError{Problem: "the user lacks a replication privilege", Err: err,
+			Hint: fmt.Sprintf("run on the server: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%' (MariaDB 10.5+: GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '%s'@'%%')", cfg.User, cfg.User)}
+	case 1236: // ER_MASTER_FATAL_ERROR_READING_BINLOG
+		return &PreflightError{Problem: "the server cannot send the binlog from the requested position", Err: err,
+			Hint: "the binlog file was probably purged (see SHOW BINARY LOGS). Changes between the checkpoint and the oldest binlog are gone from the server: rebuild the target from a fresh snapshot, then restart with --from now, or accept the gap with --from earliest"}
+	}
+	return err
+}
+
+// Preflight checks that the server writes what binlogcdc can read.
+func Preflight(ctx context.Context, cfg LiveConfig) (*ServerInfo, error) {
+	conn, err := Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	info := &ServerInfo{}
+	r, err := conn.Execute("SELECT VERSION(), @@server_id, @@log_bin, @@binlog_format, @@binlog_row_image")
+	if err != nil {
+		return nil, classify(err, cfg)
+	}
+	info.Version, _ = r.GetString(0, 0)
+	sid, _ := r.GetUint(0, 1)
+	info.ServerID = uint32(sid)
+	logBin, _ := r.GetInt(0, 2)
+	format, _ := r.GetString(0, 3)
+	info.RowImage, _ = r.GetString(0, 4)
+	info.Flavor = "mysql"
+	if strings.Contains(strings.ToLower(info.Version), "mariadb") {
+		info.Flavor = "mariadb"
+	}
+	if logBin != 1 {
+		return info, &PreflightError{Problem: "the server's binary log is off",
+			Hint: "start the server with log_bin (and server_id); see the README's server settings"}
+	}
+	if !strings.EqualFold(format, "ROW") {
+		return info, &PreflightError{Problem: fmt.Sprintf("binlog_format is %s, not ROW", format), Hint: hintRowFormat}
+	}
+	if r, err := conn.Execute("SELECT @@binlog_row_metadata"); err == nil {
+		info.RowMetadata, _ = r.GetString(0, 0)
+	}
+	if !strings.EqualFold(info.RowMetadata, "FULL") {
+		what := info.RowMetadata
+		if what == "" {
+			what = "not supported by this server version"
+		}
+		return info, &PreflightError{Problem: fmt.Sprintf("binlog_row_metadata is %s, not FULL (server %s)", what, info.Version),
+			Hint: "run SET GLOBAL binlog_row_metadata = FULL and set it in the server's config (MariaDB's default is NO_LOG; it needs MySQL 8.0.1+ or MariaDB 10.5+). It only affects binlogs written afterwards"}
+	}
+	// REPLICATION CLIENT (MySQL) / BINLOG MONITOR (MariaDB) lets us list binlogs.
+	if _, err := conn.Execute("SHOW BINARY LOGS"); err != nil {
+		return info, classify(err, cfg)
+	}
+	return info, nil
+}
+
+const hintRowFormat = "run SET GLOBAL binlog_format = 'ROW' and set it in the server's config; it applies to new sessions"
+
+// CurrentPosition returns the end of the server's binlog (--from now).
+func CurrentPosition(ctx context.Context, cfg LiveConfig) (change.Position, error) {
+	conn, err := Connect(ctx, cfg)
+	if err != nil {
+		return change.Position{}, err
+	}
+	defer conn.Close()
+	r, err := conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.2+
+	if err != nil {
+		r, err = conn.Execute("SHOW MASTER STATUS")
+	}
+	if err != nil {
+		return change.Position{}, classify(err, cfg)
+	}
+	if r.RowNumber() == 0 {
+		return change.Position{}, &PreflightError{Problem: "the server reports no binlog position", Hint: "is log_bin on?"}
+	}
+	file, _ := r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	return change.Position{File: file, Offset: pos}, nil
+}
+
+// EarliestPosition returns the start of the oldest binlog the server still
+// has (--from earliest).
+func EarliestPosition(ctx context.Context, cfg LiveConfig) (change.Position, error) {
+	conn, err := Connect(ctx, cfg)
+	if err != nil {
+		return change.Position{}, err
+	}
+	defer conn.Close()
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return change.Position{}, classify(err, cfg)
+	}
+	if r.RowNumber() == 0 {
+		return change.Position{}, &PreflightError{Problem: "the server lists no binlogs", Hint: "is log_bin on?"}
+	}
+	file, _ := r.GetString(0, 0)
+	return change.Position{File: file, Offset: 4}, nil
+}
+
+// BinlogExists reports whether the server still has the named binlog.
+func BinlogExists(ctx context.Context, cfg LiveConfig, file string) (bool, error) {
+	conn, err := Connect(ctx, cfg)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return false, classify(err, cfg)
+	}
+	for i := 0; i < r.RowNumber(); i++ {
+		if name, _ := r.GetString(i, 0); name == file {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Classify is classify for errors from a live source.
+func Classify(err error, cfg LiveConfig) error { return classify(err, cfg) }

@@ -1,0 +1,93 @@
+// Package checkpoint saves and loads the resume point of a stream: where
+// the next transaction starts. It is written only at transaction
+// boundaries, after the sink made the transaction durable, and saved
+// atomically (write, fsync, rename, fsync the directory), so a crash at
+// any moment leaves either the old or the new checkpoint, never a torn
+// one.
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// Checkpoint is a resume point.
+type Checkpoint struct {
+	// File and Offset: where the next transaction starts.
+	File   string `json:"file"`
+	Offset uint64 `json:"offset"`
+	// LastGTID is the GTID of the last transaction emitted, if any.
+	LastGTID string `json:"last_gtid,omitempty"`
+	// GTIDSet is the server's GTID position after that transaction, where
+	// binlogcdc knows it (MariaDB: one GTID per domain).
+	GTIDSet string `json:"gtid_set,omitempty"`
+	// Server identifies the source ("host:port"), to catch a checkpoint
+	// used against another server.
+	Server string    `json:"server,omitempty"`
+	Saved  time.Time `json:"saved"`
+}
+
+// Position returns the resume position.
+func (c *Checkpoint) Position() change.Position {
+	return change.Position{File: c.File, Offset: c.Offset}
+}
+
+// Load reads a checkpoint file. A missing file returns nil, nil.
+func Load(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var c Checkpoint
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s is damaged (%v); move it away to start over from --from or --start-position", path, err)
+	}
+	if c.File == "" || c.Offset < 4 {
+		return nil, fmt.Errorf("checkpoint: %s holds no position; move it away to start over", path)
+	}
+	return &c, nil
+}
+
+// Save writes c to path atomically.
+func Save(path string, c *Checkpoint) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("checkpoint: fsync: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Follower runs pipelines over a source that can be dialed again: after a
+// broken connection it drops the open transaction's changes
+// (sink.Rollback) and reconnects, with backoff, at the start of the first
+// transaction not yet committed. So no change is lost and none is emitted
+// twice.
+type Follower struct {
+	// Dial opens a source that starts at from, a transaction boundary.
+	Dial func(ctx context.Context, from change.Position) (binlog.Source, error)
+	Sink sink.Sink
+	// Options for each pipeline; OnCommit is called as in Options.
+	Options Options
+	// Retryable says whether an error is worth a reconnect (a broken
+	// connection, a server restart). Errors in the data never are.
+	Retryable func(error) bool
+	// Logf reports reconnects.
+	Logf func(format string, args ...any)
+	// MinBackoff and MaxBackoff bound the wait between reconnects
+	// (default 100 ms and 10 s).
+	MinBackoff, MaxBackoff time.Duration
+
+	mu  sync.Mutex
+	cur *Pipeline
+	req bool
+}
+
+// RequestStop makes Run return nil at the next transaction boundary.
+func (f *Follower) RequestStop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.req = true
+	if f.cur != nil {
+		f.cur.RequestStop()
+	}
+}
+
+// InTransaction reports whether the running pipeline is inside a transaction.
+func (f *Follower) InTransaction() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur != nil && f.cur.InTransaction()
+}
+
+// Progress returns the running totals as of the last commit.
+func (f *Follower) Progress() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur == nil {
+		return Stats{}
+	}
+	return f.cur.Progress()
+}
+
+// Run follows from start until ctx ends, RequestStop, or an error that is
+// not retryable.
+func (f *Follower) Run(ctx context.Context, start change.Position) error {
+	minB, maxB := f.MinBackoff, f.MaxBackoff
+	if minB == 0 {
+		minB = 100 * time.Millisecond
+	}
+	if maxB == 0 {
+		maxB = 10 * time.Second
+	}
+	backoff := minB
+	from := start
+	var total Stats
+	for {
+		src, err := f.Dial(ctx, from)
+		if err == nil {
+			p := New(src, f.Sink, f.Options)
+			p.Stats = total
+			f.mu.Lock()
+			f.cur = p
+			if f.req {
+				p.RequestStop()
+			}
+			f.mu.Unlock()
+			err = p.Run(ctx)
+			src.Close()
+			total = p.Stats
+			if total.Last.File != "" {
+				if total.Last != from {
+					backoff = minB // progress was made
+				}
+				from = total.Last
+			}
+			if err == nil {
+				return nil
+			}
+		}
+		if rerr := f.Sink.Rollback(ctx); rerr != nil {
+			return rerr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !f.retryable(err) {
+			return err
+		}
+		if f.Logf != nil {
+			f.Logf("connection lost (%v); reconnecting at %s:%d in %v", err, from.File, from.Offset, backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+		if backoff > maxB {
+			backoff = maxB
+		}
+	}
+}
+
+func (f *Follower) retryable(err error) bool {
+	var me *tablemap.MetadataError
+	var be *binlog.Error
+	if errors.As(err, &me) || (errors.As(err, &be) && !errors.Is(err, io.ErrUnexpectedEOF)) {
+		return false
+	}
+	if f.Retryable != nil {
+		return f.Retryable(err)
+	}
+	return true
+}
