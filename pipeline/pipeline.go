@@ -175,7 +175,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		if err != nil {
 			return p.fail(ev, err, hintCorrupt)
 		}
-		if err := p.begin(ev); err != nil {
+		if err := p.begin(ctx, ev); err != nil {
 			return err
 		}
 		p.tx.explicit = !g.standalone
@@ -194,7 +194,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 
 	case replication.TABLE_MAP_EVENT:
 		if !p.tx.open {
-			if err := p.begin(ev); err != nil {
+			if err := p.begin(ctx, ev); err != nil {
 				return err
 			}
 		}
@@ -216,7 +216,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 	default:
 		if _, ok := rowevent.Kind(t); ok {
 			if !p.tx.open {
-				if err := p.begin(ev); err != nil {
+				if err := p.begin(ctx, ev); err != nil {
 					return err
 				}
 			}
@@ -238,7 +238,7 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 	switch q.kind {
 	case queryBegin:
 		if !p.tx.open {
-			if err := p.begin(ev); err != nil {
+			if err := p.begin(ctx, ev); err != nil {
 				return err
 			}
 		}
@@ -258,7 +258,7 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 	}
 	// DDL and other statements: they commit on their own.
 	if !p.tx.open {
-		if err := p.begin(ev); err != nil {
+		if err := p.begin(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -274,12 +274,15 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 }
 
 // begin opens a transaction at ev, checking the start and stop bounds.
-func (p *Pipeline) begin(ev *binlog.Event) error {
+func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 	if p.tx.open {
 		// A new transaction without a commit of the previous one: the
-		// previous one's end was not logged (a crash). Its changes are not
-		// committed; drop the state.
+		// previous one's end was never logged (the server crashed while
+		// writing it). It did not commit: drop what the sink holds of it.
 		p.tx = txState{}
+		if err := p.sink.Rollback(ctx); err != nil {
+			return err
+		}
 	}
 	if p.stopRequested() {
 		return errStop
@@ -355,7 +358,7 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 		p.tables[id] = nil
 		return nil
 	}
-	t, err := p.schemas.Get(ev.Body, func() (*replication.TableMapEvent, error) { return p.ev.tableMap(ev) })
+	t, err := p.schemas.Get(ev.Body, p.ev.tableIDSize(ev.Type()), func() (*replication.TableMapEvent, error) { return p.ev.tableMap(ev) })
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}

@@ -55,8 +55,8 @@ const maxCached = 4096
 func NewCache() *Cache { return &Cache{m: map[string]*Table{}} }
 
 // Get returns the Table for a TABLE_MAP_EVENT body, calling decode and
-// FromEvent on a miss.
-func (c *Cache) Get(body []byte, decode func() (*replication.TableMapEvent, error)) (*Table, error) {
+// FromEvent on a miss. tableIDSize is as for PeekName.
+func (c *Cache) Get(body []byte, tableIDSize int, decode func() (*replication.TableMapEvent, error)) (*Table, error) {
 	if t, ok := c.m[string(body)]; ok {
 		return t, nil
 	}
@@ -64,7 +64,7 @@ func (c *Cache) Get(body []byte, decode func() (*replication.TableMapEvent, erro
 	if err != nil {
 		return nil, err
 	}
-	t, err := FromEvent(te)
+	t, err := FromEventBody(te, body, tableIDSize)
 	if err != nil {
 		return nil, err
 	}
