@@ -94,6 +94,10 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 		DisableRetrySync: true,
 		Logger:           slog.New(slog.DiscardHandler),
 		EventCacheCount:  1024,
+		// go-mysql does not pass ctx on to the handshake or the dump
+		// request: without this, a server that accepts but never answers
+		// holds DialLive for ReadTimeout whatever ctx says.
+		Dialer: ctxDialer(ctx),
 	}
 	syncer := replication.NewBinlogSyncer(sc)
 	var streamer *replication.BinlogStreamer
@@ -110,7 +114,10 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 	}
 	if err != nil {
 		syncer.Close()
-		return nil, classify(err, cfg)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, classifyDial(ctx, err, cfg)
 	}
 	return &LiveSource{cfg: cfg, syncer: syncer, streamer: streamer}, nil
 }
@@ -153,4 +160,20 @@ func (s *LiveSource) Close() error {
 		s.err = errors.New("binlog: source closed")
 	}
 	return nil
+}
+
+// classifyDial is classify for an error from starting the dump. MariaDB
+// refuses COM_REGISTER_SLAVE from a user without REPLICATION SLAVE with
+// ER_ACCESS_DENIED_ERROR ("Access denied for user ... (using password:
+// YES)": check_access on any database), the error of a wrong password. If
+// the same credentials can log in, the privilege is what is missing.
+func classifyDial(ctx context.Context, err error, cfg LiveConfig) error {
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_ACCESS_DENIED_ERROR {
+		if c, cerr := Connect(ctx, cfg); cerr == nil {
+			c.Close()
+			return missingPrivilege(me, cfg)
+		}
+	}
+	return classify(err, cfg)
 }

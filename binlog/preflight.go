@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -48,11 +49,51 @@ func Connect(ctx context.Context, cfg LiveConfig) (*client.Conn, error) {
 	}
 	// MariaDB does not know MySQL 8's default collation (id 255).
 	opts = append(opts, func(c *client.Conn) error { return c.SetCollation("utf8mb4_general_ci") })
-	conn, err := client.ConnectWithContext(ctx, addr, cfg.User, string(cfg.Password), "", 0, opts...)
+	// go-mysql uses ctx only to dial: the handshake and queries wait
+	// forever for a server that accepted the connection but never answers
+	// (a hung server, a proxy whose backend is gone), deaf to SIGTERM.
+	// Closing the connection when ctx ends and a read timeout end both.
+	opts = append(opts, func(c *client.Conn) error {
+		c.ReadTimeout, c.WriteTimeout = queryTimeout, queryTimeout
+		return nil
+	})
+	conn, err := client.ConnectWithDialer(ctx, "", addr, cfg.User, string(cfg.Password), "", ctxDialer(ctx), opts...)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, classify(err, cfg)
 	}
 	return conn, nil
+}
+
+// queryTimeout bounds each read and write of a client connection.
+const queryTimeout = 30 * time.Second
+
+// ctxDialer dials connections that are closed when ctx ends.
+func ctxDialer(ctx context.Context) client.Dialer {
+	return func(dctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: 10 * time.Second}
+		c, err := d.DialContext(dctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cc := &ctxConn{Conn: c}
+		cc.stop = context.AfterFunc(ctx, func() { c.Close() })
+		return cc, nil
+	}
+}
+
+// ctxConn is a connection closed when a context ends; closing it first
+// lets go of the context (a long stream reconnects many times).
+type ctxConn struct {
+	net.Conn
+	stop func() bool
+}
+
+func (c *ctxConn) Close() error {
+	c.stop()
+	return c.Conn.Close()
 }
 
 // classify turns server errors into ones that say what to do.
@@ -66,13 +107,17 @@ func classify(err error, cfg LiveConfig) error {
 		return &PreflightError{Problem: "the server refused the login", Err: err,
 			Hint: "check the user in the DSN and the password (--password-file, MYSQL_PWD or the DSN)"}
 	case mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR:
-		return &PreflightError{Problem: "the user lacks a replication privilege", Err: err,
-			Hint: fmt.Sprintf("run on the server: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%' (MariaDB 10.5+: GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '%s'@'%%')", cfg.User, cfg.User)}
+		return missingPrivilege(err, cfg)
 	case 1236: // ER_MASTER_FATAL_ERROR_READING_BINLOG
 		return &PreflightError{Problem: "the server cannot send the binlog from the requested position", Err: err,
 			Hint: "the binlog file was probably purged (see SHOW BINARY LOGS). Changes between the checkpoint and the oldest binlog are gone from the server: rebuild the target from a fresh snapshot, then restart with --from now, or accept the gap with --from earliest"}
 	}
 	return err
+}
+
+func missingPrivilege(err error, cfg LiveConfig) *PreflightError {
+	return &PreflightError{Problem: "the user lacks a replication privilege", Err: err,
+		Hint: fmt.Sprintf("run on the server: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%' (MariaDB 10.5+: GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '%s'@'%%')", cfg.User, cfg.User)}
 }
 
 // Preflight checks that the server writes what binlogcdc can read.
@@ -163,6 +208,34 @@ func EarliestPosition(ctx context.Context, cfg LiveConfig) (change.Position, err
 	}
 	file, _ := r.GetString(0, 0)
 	return change.Position{File: file, Offset: 4}, nil
+}
+
+// GTIDStateAt returns the GTID state at the start of the named binlog:
+// MariaDB's BINLOG_GTID_POS(file, 4), one GTID per domain ("" when no
+// transaction came before it). ok is false when the server cannot tell
+// (MySQL, or a file it does not have).
+func GTIDStateAt(ctx context.Context, cfg LiveConfig, file string) (state string, ok bool, err error) {
+	conn, err := Connect(ctx, cfg)
+	if err != nil {
+		return "", false, err
+	}
+	defer conn.Close()
+	r, err := conn.Execute("SELECT BINLOG_GTID_POS(?, 4)", file)
+	if err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) {
+			return "", false, nil // no such function: not MariaDB
+		}
+		return "", false, classify(err, cfg)
+	}
+	if r.RowNumber() != 1 {
+		return "", false, nil
+	}
+	if null, _ := r.IsNull(0, 0); null {
+		return "", false, nil
+	}
+	state, _ = r.GetString(0, 0)
+	return state, true, nil
 }
 
 // BinlogExists reports whether the server still has the named binlog.

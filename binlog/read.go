@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -52,6 +53,7 @@ func (s *FileSource) readEvent() (*Event, error) {
 		}
 		s.fde = fde
 		s.checksum = fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
+		s.inUse = h.Flags&replication.LOG_EVENT_BINLOG_IN_USE_F != 0
 	} else if s.fde == nil {
 		return nil, &Error{Pos: pos, Err: fmt.Errorf("%v event before any FORMAT_DESCRIPTION_EVENT", h.EventType),
 			Hint: "start at offset 4 or at an event boundary of a complete binlog file"}
@@ -68,6 +70,7 @@ func (s *FileSource) readEvent() (*Event, error) {
 			s.rotatedTo = name
 		}
 	}
+	s.lastType = h.EventType
 	return ev, nil
 }
 
@@ -107,5 +110,42 @@ func decodeFDE(body []byte) (fde *replication.FormatDescriptionEvent, err error)
 	if fde.Version != 4 {
 		return nil, fmt.Errorf("binlog format version %d is not supported (only v4, MySQL 5.0 and later)", fde.Version)
 	}
+	// The FDE's own CRC32 is checked only when the FDE says CRC32, and
+	// whether it carries a checksum algorithm at all depends on its server
+	// version (5.6.1+). So a damaged version or algorithm byte would
+	// silently turn checksums off for the whole file, and every event
+	// would then be decoded with its CRC as data. Real servers write
+	// "major.minor.patch[-suffix]" and algorithm 0 (off) or 1 (CRC32);
+	// go-mysql reports 255 for servers before 5.6.1.
+	if !validServerVersion(fde.ServerVersion) {
+		return nil, fmt.Errorf("corrupt FORMAT_DESCRIPTION_EVENT: server version %q", strings.TrimRight(fde.ServerVersion, "\x00"))
+	}
+	switch fde.ChecksumAlgorithm {
+	case replication.BINLOG_CHECKSUM_ALG_OFF, replication.BINLOG_CHECKSUM_ALG_CRC32, replication.BINLOG_CHECKSUM_ALG_UNDEF:
+	default:
+		return nil, fmt.Errorf("corrupt FORMAT_DESCRIPTION_EVENT: unknown checksum algorithm %d", fde.ChecksumAlgorithm)
+	}
 	return fde, nil
+}
+
+// validServerVersion reports whether v starts like a server version:
+// three dot-separated numbers ("8.0.26", "10.5.15-MariaDB-log").
+func validServerVersion(v string) bool {
+	for part := 0; part < 3; part++ {
+		n := 0
+		for n < len(v) && v[n] >= '0' && v[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		v = v[n:]
+		if part < 2 {
+			if v == "" || v[0] != '.' {
+				return false
+			}
+			v = v[1:]
+		}
+	}
+	return true
 }
