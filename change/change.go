@@ -81,7 +81,9 @@ type Change struct {
 }
 
 // TxEnd marks the end of a committed transaction. Next is where the
-// following transaction starts: a resume point.
+// following transaction starts: a resume point. (A ROTATE between
+// transactions also moves the resume point: then GTID is the last
+// committed transaction's and Time is zero.)
 type TxEnd struct {
 	GTID string
 	Next Position

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +34,12 @@ func (d *eventDecoder) parse(ev *binlog.Event) (e replication.Event, err error) 
 	}()
 	be, err := d.parser.Parse(ev.Raw)
 	if err != nil {
+		// go-mysql's EventError prints the whole header struct and every
+		// byte of the event; the position and type say where it is.
+		var ee *replication.EventError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("malformed %v event of %d bytes: %s", ev.Type(), len(ev.Raw), ee.Err)
+		}
 		return nil, err
 	}
 	return be.Event, nil
@@ -46,7 +53,15 @@ func (d *eventDecoder) format(ev *binlog.Event) error {
 	p.SetVerifyChecksum(false) // the source verified it
 	old := d.parser
 	d.parser = p
-	e, err := d.parse(ev)
+	// go-mysql's FormatDescriptionEvent keeps EventTypeHeaderLengths as a
+	// slice of the bytes it decoded, and the parser keeps the event. A
+	// FileSource reuses its buffer for the next events, so without a copy
+	// the post-header lengths (and with them tableIDSize) would change
+	// under us with every event read: a rows event whose byte 76+type-1
+	// happened to be 6 was read with 4-byte table ids.
+	fdeEv := *ev
+	fdeEv.Raw = append([]byte(nil), ev.Raw...)
+	e, err := d.parse(&fdeEv)
 	if err != nil {
 		d.parser = old
 		return err
@@ -137,6 +152,11 @@ type query struct {
 }
 
 func (d *eventDecoder) query(ev *binlog.Event) (query, error) {
+	if ev.Type() == replication.MARIADB_QUERY_COMPRESSED_EVENT {
+		if err := checkCompressedQuery(ev.Body); err != nil {
+			return query{}, err
+		}
+	}
 	e, err := d.parse(ev)
 	if err != nil {
 		return query{}, err
@@ -175,6 +195,48 @@ func (d *eventDecoder) query(ev *binlog.Event) (query, error) {
 		q.kind = queryDML
 	}
 	return q, nil
+}
+
+// maxQuery bounds a compressed statement's declared size (MariaDB's
+// max_allowed_packet cannot exceed 1 GiB).
+const maxQuery = 1 << 30
+
+// checkCompressedQuery checks the size that a MariaDB
+// QUERY_COMPRESSED_EVENT (log_bin_compress=ON) declares for its statement
+// before go-mysql allocates that much: it trusts the field, so a damaged
+// event could claim gigabytes.
+//
+//	# bytes   field
+//	4+4       thread id, execution time
+//	1         schema length s
+//	2         error code
+//	2         status vars length v
+//	v, s, 1   status vars, schema, NUL
+//	1         0x80 | algorithm<<4 | n (algorithm 0 = zlib; n = 1..4)
+//	n         uncompressed length, big-endian
+//	rest      zlib stream
+func checkCompressedQuery(body []byte) error {
+	if len(body) < 13 {
+		return errors.New("compressed QUERY event cut short")
+	}
+	p := 13 + int(binary.LittleEndian.Uint16(body[11:])) + int(body[8]) + 1
+	if p >= len(body) {
+		return errors.New("compressed QUERY event cut short before its statement")
+	}
+	h := body[p]
+	n := int(h & 0x07)
+	if h&0x80 == 0 || (h>>4)&0x07 != 0 || n < 1 || n > 4 || len(body) < p+1+n {
+		return fmt.Errorf("compressed QUERY event: header %#x is not zlib with a 1-4 byte length", h)
+	}
+	var size uint64
+	for _, b := range body[p+1 : p+1+n] {
+		size = size<<8 | uint64(b)
+	}
+	// zlib cannot inflate by more than about 1032:1.
+	if rest := uint64(len(body) - p - 1 - n); size > maxQuery || size > rest*1100 {
+		return fmt.Errorf("compressed QUERY event claims a %d-byte statement in %d bytes", size, rest)
+	}
+	return nil
 }
 
 // firstWord returns the statement's first keyword, upper-cased, skipping

@@ -33,9 +33,10 @@ type Follower struct {
 	// (default 100 ms and 10 s).
 	MinBackoff, MaxBackoff time.Duration
 
-	mu  sync.Mutex
-	cur *Pipeline
-	req bool
+	mu   sync.Mutex
+	cur  *Pipeline // the running pipeline; nil while (re)connecting
+	last Stats     // Progress of the last pipeline, while cur is nil
+	req  bool
 }
 
 // RequestStop makes Run return nil at the next transaction boundary.
@@ -52,6 +53,10 @@ func (f *Follower) RequestStop() {
 func (f *Follower) InTransaction() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// cur is cleared when its source fails: a pipeline that died in a
+	// transaction still says it is in one, but that transaction was
+	// rolled back and can only finish after a reconnect, which may never
+	// come (the server is down). A graceful stop must not wait for it.
 	return f.cur != nil && f.cur.InTransaction()
 }
 
@@ -60,7 +65,7 @@ func (f *Follower) Progress() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cur == nil {
-		return Stats{}
+		return f.last
 	}
 	return f.cur.Progress()
 }
@@ -90,6 +95,9 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 			}
 			f.mu.Unlock()
 			err = p.Run(ctx)
+			f.mu.Lock()
+			f.cur, f.last = nil, p.Progress()
+			f.mu.Unlock()
 			src.Close()
 			total = p.Stats
 			if total.Last.File != "" {

@@ -54,8 +54,9 @@ type Pipeline struct {
 	schemas *tablemap.Cache
 	rows    rowevent.Decoder
 
-	tx    txState
-	Stats Stats
+	tx       txState
+	lastGTID string // of the last committed transaction
+	Stats    Stats
 
 	mu       sync.Mutex
 	progress Stats // a copy of Stats as of the last commit, for Progress
@@ -111,6 +112,8 @@ type txState struct {
 
 	lastRowsPos change.Position
 	nextRow     int // RowIndex for the next row at lastRowsPos
+
+	start, lastEvent change.Position // where the transaction began; its last event so far
 }
 
 // New returns a Pipeline. It does no I/O.
@@ -127,12 +130,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	for {
 		ev, err := p.src.Next(ctx)
 		if err == io.EOF {
-			return nil
+			return p.atEnd()
 		}
 		if err != nil {
 			return err
 		}
 		p.Stats.Events++
+		if p.tx.open {
+			p.tx.lastEvent = ev.Pos
+		}
 		if err := p.handle(ctx, ev); err != nil {
 			if err == errStop {
 				return nil
@@ -191,6 +197,9 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 
 	case replication.XID_EVENT:
 		return p.commit(ctx, ev)
+
+	case replication.ROTATE_EVENT:
+		return p.rotate(ev)
 
 	case replication.TABLE_MAP_EVENT:
 		if !p.tx.open {
@@ -273,6 +282,41 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 	return p.commit(ctx, ev)
 }
 
+// atEnd checks the end of the input: a transaction still open there was
+// cut off (a truncated file, or one still being written). Its changes were
+// not committed to the sink; every complete transaction before it was.
+func (p *Pipeline) atEnd() error {
+	if !p.tx.open || p.tx.skip || p.tx.lastEvent.File == "" {
+		return nil
+	}
+	return &binlog.Error{Pos: p.tx.lastEvent,
+		Err:  fmt.Errorf("%w: the binlog ends inside a transaction that began at %s:%d", io.ErrUnexpectedEOF, p.tx.start.File, p.tx.start.Offset),
+		Hint: "the file is truncated, or was still being written; every complete transaction before it was written out"}
+}
+
+// rotate moves the resume point to the next file when a ROTATE comes
+// between transactions, so a checkpoint never names a file the server
+// may purge once it has moved on.
+func (p *Pipeline) rotate(ev *binlog.Event) error {
+	if p.tx.open || ev.NextPos.File == "" || ev.NextPos.Offset < 4 {
+		return nil
+	}
+	if p.Stats.Last == ev.NextPos || !before(p.Stats.Last, ev.NextPos) {
+		return nil
+	}
+	p.Stats.Last = ev.NextPos
+	if p.opts.OnCommit != nil {
+		// No transaction ended: GTID stays the last committed one's.
+		if err := p.opts.OnCommit(change.TxEnd{GTID: p.lastGTID, Next: ev.NextPos}); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.progress = p.Stats
+	p.mu.Unlock()
+	return nil
+}
+
 // begin opens a transaction at ev, checking the start and stop bounds.
 func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 	if p.tx.open {
@@ -294,7 +338,7 @@ func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 	if p.opts.Stop.File != "" && !before(ev.Pos, p.opts.Stop) {
 		return errStop
 	}
-	p.tx = txState{open: true}
+	p.tx = txState{open: true, start: ev.Pos}
 	p.tx.skip = !p.opts.StartTime.IsZero() && ts.Before(p.opts.StartTime)
 	p.setInTx(true)
 	return nil
@@ -325,6 +369,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		p.Stats.Transactions++
 	}
 	p.Stats.Last = end.Next
+	if end.GTID != "" {
+		p.lastGTID = end.GTID
+	}
 	if p.opts.OnCommit != nil {
 		if err := p.opts.OnCommit(end); err != nil {
 			return err
