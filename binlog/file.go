@@ -42,6 +42,8 @@ type FileSource struct {
 
 	fde      *replication.FormatDescriptionEvent
 	checksum bool
+	inUse    bool                  // the FDE has LOG_EVENT_BINLOG_IN_USE_F: the server had not closed the file
+	lastType replication.EventType // type of the last event read from this file
 	buf      []byte
 
 	payload *payloadReader
@@ -144,9 +146,15 @@ func (s *FileSource) next(ctx context.Context) (*Event, error) {
 			if s.err != nil {
 				return nil, s.err
 			}
+			// open may have left the FORMAT_DESCRIPTION_EVENT pending
+			// (starting at an offset): return it before reading on.
+			continue
 		}
 		ev, err := s.readEvent()
 		if err == io.EOF {
+			if err := s.checkEnd(); err != nil {
+				return nil, err
+			}
 			s.closeFile()
 			continue
 		}
@@ -181,9 +189,12 @@ func (s *FileSource) openNext() bool {
 		switch {
 		case idx >= 0:
 			s.queue = s.queue[idx:]
+		case filepath.Base(next) != next || next == "." || next == "..":
+			// Servers name the next file without a path; a name with one
+			// comes from a damaged event: don't leave the directory.
 		default:
 			p := filepath.Join(filepath.Dir(s.name), next)
-			if _, err := os.Stat(p); err == nil {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 				s.queue = append([]string{p}, s.queue...)
 			}
 		}
@@ -223,7 +234,7 @@ func (s *FileSource) open(name string) error {
 			Hint: "pass binlog files written by the server (binlog.000001…), or its .index file"}
 	}
 	s.off = 4
-	s.fde, s.checksum = nil, false
+	s.fde, s.checksum, s.inUse, s.lastType = nil, false, false, 0
 	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 4 {
 		// Read the FORMAT_DESCRIPTION_EVENT first: it says how to read the rest.
 		ev, err := s.readEvent()
@@ -242,11 +253,34 @@ func (s *FileSource) open(name string) error {
 		s.r.Reset(s.f)
 		s.off = int64(s.start.Offset)
 		s.start = change.Position{}
+		s.lastType = 0 // unknown: checkEnd cannot tell what came before the start
 		// Downstream still needs the FORMAT_DESCRIPTION_EVENT.
 		fde := *ev
 		fde.Raw = append([]byte(nil), ev.Raw...)
 		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
 		s.pending = &fde
+	}
+	return nil
+}
+
+// checkEnd is called at the end of a file's data. MySQL and MariaDB write
+// the FORMAT_DESCRIPTION_EVENT first, with LOG_EVENT_BINLOG_IN_USE_F set,
+// and clear that flag only when they close the file, after its last event:
+// a ROTATE (the server moved on to the next file) or a STOP (shutdown).
+// So a file whose flag is clear but whose last event is neither was cut
+// short at an event boundary (a partial copy); so was a file without a
+// FORMAT_DESCRIPTION_EVENT. A file still in use (the flag set: being
+// written, or the server crashed) may end anywhere.
+func (s *FileSource) checkEnd() error {
+	pos := change.Position{File: s.base, Offset: uint64(s.off)}
+	if s.fde == nil {
+		return s.truncated(pos, errors.New("the file ends before its FORMAT_DESCRIPTION_EVENT"))
+	}
+	if !s.inUse && s.lastType != 0 && s.lastType != replication.ROTATE_EVENT && s.lastType != replication.STOP_EVENT {
+		return &Error{Pos: pos, Err: fmt.Errorf("%w: the file ends after a %v event, but the server closed it (its FORMAT_DESCRIPTION_EVENT lacks the in-use flag), so it should end with a ROTATE or STOP event", io.ErrUnexpectedEOF, s.lastType),
+			Hint: "the file was cut short at an event boundary; every complete transaction before this offset was written. " +
+				"(A replica's raw copy of a binlog the server was still writing, e.g. from mysqlbinlog --read-from-remote-server --raw, " +
+				"also ends like this: then nothing is missing.)"}
 	}
 	return nil
 }

@@ -170,6 +170,12 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 			return nil, fmt.Errorf("row %d: %w", row, err)
 		}
 		data = data[used:]
+		if used == 0 && (op != change.Update || !anyBit(present2, len(tbl.Columns))) {
+			// A row image with no column in it: servers never write one,
+			// and without this check a damaged bitmap would make the loop
+			// produce rows forever.
+			return nil, fmt.Errorf("row %d: the column bitmap selects no column, %d bytes left", row, len(data))
+		}
 		switch op {
 		case change.Insert:
 			c.After = img
@@ -306,4 +312,14 @@ func isOldTemporal(t byte) bool {
 
 func oldTemporalError(c *tablemap.Column) error {
 	return &CellError{Column: c.Name, Type: c.Type, Err: fmt.Errorf("the binlog does not record the size of this pre-10.1 temporal value: %w", ErrOldHiresTemporal)}
+}
+
+// anyBit reports whether any of the first n bits of bm is set.
+func anyBit(bm []byte, n int) bool {
+	for i := 0; i < n; i++ {
+		if bm[i/8]&(1<<(i%8)) != 0 {
+			return true
+		}
+	}
+	return false
 }
