@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
+	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// ReplayOptions are the flags, shared by read and stream, that apply the
+// changes to a server (--to) or write them as SQL (--format sql,
+// --flashback) instead of printing JSON.
+type ReplayOptions struct {
+	To             string
+	ToPasswordFile string
+	ToSSLMode      string
+	ToSSLCA        string
+	ReplicaName    string
+	OnConflict     string
+	IgnoreMissing  bool
+	KeepDropped    bool
+	CreateTables   bool
+	GroupRows      int
+	GroupTime      time.Duration
+	Format         string
+	Flashback      bool
+
+	ddl    string // --ddl: "", "apply" or "skip" (set through ddlFlag)
+	policy mysqlsink.Policy
+}
+
+// AddFlags binds the replay flags.
+func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
+	f.StringVar(&o.To, "to", "", "apply the changes to this MySQL/MariaDB server, exactly once: `mysql://user@host:port/` (see --replica-name)")
+	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
+	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
+	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
+	f.StringVar(&o.ReplicaName, "replica-name", "default", "the `NAME` of this replay's row in the target's binlogcdc.checkpoint table")
+	f.StringVar(&o.OnConflict, "on-conflict", "error", "an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
+	f.BoolVar(&o.IgnoreMissing, "ignore-missing-columns", false, "leave out columns the target table lacks (default: an error naming the column)")
+	f.BoolVar(&o.KeepDropped, "keep-dropped", false, "do not replay DROP TABLE, DROP DATABASE and TRUNCATE: the backup keeps what the source dropped")
+	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
+	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
+	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
+	f.StringVar(&o.Format, "format", "json", "output `format`: json, or sql (the statements that apply the changes, for the mysql client)")
+	if !stream {
+		f.BoolVar(&o.Flashback, "flashback", false, "write the SQL that undoes the selected changes, newest first (needs binlog_row_image=FULL)")
+	}
+}
+
+// ddlFlag is --ddl[=apply|skip]: a bare --ddl (or true/false, as when it
+// was a bool flag) still works. JSON output leaves DDL out by default,
+// replay (--to, --format sql) applies it by default.
+type ddlFlag struct {
+	on   *bool
+	mode *string
+}
+
+func (d ddlFlag) String() string { return *d.mode }
+func (d ddlFlag) Type() string   { return "apply|skip" }
+func (d ddlFlag) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "apply", "true", "1", "yes", "on":
+		*d.mode, *d.on = "apply", true
+	case "skip", "false", "0", "no", "off":
+		*d.mode, *d.on = "skip", false
+	default:
+		return fmt.Errorf("want apply or skip, not %q", v)
+	}
+	return nil
+}
+
+// addDDLFlag defines --ddl[=apply|skip], setting *on and o.ddl.
+func (o *ReplayOptions) addDDLFlag(f *pflag.FlagSet, on *bool) {
+	f.Var(ddlFlag{on: on, mode: &o.ddl}, "ddl", "schema changes: JSON: also emit DDL records (--ddl); --to/--format sql: apply (default) or skip them (--ddl=skip)")
+	f.Lookup("ddl").NoOptDefVal = "apply"
+}
+
+// enabled reports whether the output is replay rather than JSON.
+func (o *ReplayOptions) enabled() bool {
+	return o.To != "" || o.Format == "sql" || o.Flashback
+}
+
+// check validates the flags after parsing and sets replay's DDL default.
+func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
+	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	switch o.Format {
+	case "json", "sql":
+	default:
+		return bad("--format: want json or sql, not "+o.Format, "--format sql")
+	}
+	if o.Flashback {
+		if f.Changed("format") && o.Format != "sql" {
+			return bad("--flashback writes SQL", "drop --format json")
+		}
+		if o.To != "" {
+			return bad("--flashback writes SQL; it does not apply it", "binlogcdc read --flashback FILE... | mysql")
+		}
+		o.Format = "sql"
+	}
+	if o.To != "" && f.Changed("format") {
+		return bad("--to applies the changes; --format chooses what to print instead", "use one of them")
+	}
+	if o.To != "" && f.Lookup("checkpoint") != nil && f.Changed("checkpoint") {
+		return bad("--to keeps its checkpoint in the target's binlogcdc.checkpoint table; --checkpoint FILE is for JSON output", "drop --checkpoint")
+	}
+	if o.To != "" && f.Changed("output") {
+		return bad("--to applies the changes; there is nothing to write to --output", "drop --output")
+	}
+	if o.To == "" {
+		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name", "on-conflict", "ignore-missing-columns", "create-tables", "group-rows", "group-time"} {
+			if f.Changed(n) {
+				return bad("--"+n+" needs --to", "--to mysql://user@backup-host:3306/")
+			}
+		}
+	}
+	if !o.enabled() && f.Changed("keep-dropped") {
+		return bad("--keep-dropped needs --to or --format sql", "--to mysql://user@backup-host:3306/")
+	}
+	var err error
+	if o.policy, err = mysqlsink.ParsePolicy(o.OnConflict); err != nil {
+		return bad("--on-conflict: "+err.Error(), "--on-conflict skip")
+	}
+	if o.enabled() && !f.Changed("ddl") {
+		*ddlOn, o.ddl = true, "apply" // replay applies DDL unless --ddl=skip
+	}
+	return nil
+}
+
+// targetConfig parses --to.
+func (o *ReplayOptions) targetConfig() (mysqlsink.Config, error) {
+	var cfg mysqlsink.Config
+	hint := "--to mysql://user@backup-host:3306/"
+	u, err := url.Parse(o.To)
+	if err != nil || u.Scheme != "mysql" || u.Host == "" {
+		return cfg, usageError{msg: "--to: not a DSN of the form mysql://user@host:port/", hint: hint}
+	}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		return cfg, usageError{msg: "--to: the DSN names a database (" + p + "); replay uses the source's database names", hint: hint}
+	}
+	port := u.Port()
+	if port == "" {
+		port = "3306"
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return cfg, usageError{msg: "--to: bad port " + port, hint: hint}
+	}
+	cfg.Addr = u.Hostname() + ":" + port
+	if strings.Contains(u.Hostname(), ":") {
+		cfg.Addr = "[" + u.Hostname() + "]:" + port
+	}
+	if cfg.User = u.User.Username(); cfg.User == "" {
+		return cfg, usageError{msg: "--to: no user", hint: hint}
+	}
+	if o.ToPasswordFile != "" {
+		data, err := os.ReadFile(o.ToPasswordFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--to-password-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		cfg.Password = strings.TrimRight(line, "\r")
+	} else if p, ok := u.User.Password(); ok {
+		cfg.Password = p
+	}
+	co := ConnOptions{SSLMode: o.ToSSLMode, SSLCA: o.ToSSLCA}
+	if cfg.TLS, err = co.tlsConfig(u.Hostname()); err != nil {
+		return cfg, err
+	}
+	cfg.TLSPreferred = strings.EqualFold(o.ToSSLMode, "preferred")
+	return cfg, nil
+}
+
+// replayRun is one replay: the sink and what to say at the end.
+type replayRun struct {
+	o       *ReplayOptions
+	logf    func(format string, args ...any)
+	target  *mysqlsink.Sink
+	text    *sqltext.Sink
+	flash   *sqltext.Flashback
+	resume  change.Position // the target's checkpoint, if any
+	started time.Time
+}
+
+// openReplay connects to the --to target (reading its checkpoint); it
+// returns nil when the output is JSON.
+func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any)) (*replayRun, error) {
+	if !o.enabled() {
+		return nil, nil
+	}
+	r := &replayRun{o: o, logf: logf, started: time.Now()}
+	if o.To == "" {
+		return r, nil
+	}
+	cfg, err := o.targetConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := mysqlsink.Options{
+		Replica: o.ReplicaName, OnConflict: o.policy, IgnoreMissingColumns: o.IgnoreMissing,
+		KeepDropped: o.KeepDropped, GroupRows: o.GroupRows, GroupTime: o.GroupTime, Logf: logf,
+	}
+	if o.CreateTables {
+		opts.CreateTable = createTableSQL
+	}
+	if r.target, err = mysqlsink.Open(ctx, cfg, opts); err != nil {
+		return nil, err
+	}
+	if cp, ok := r.target.Checkpoint(); ok {
+		r.resume = cp.Next
+	}
+	return r, nil
+}
+
+// sink returns the sink writing to out (SQL) or applying to the target.
+func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
+	opts := sqltext.Options{KeepDropped: r.o.KeepDropped, FlushEachCommit: stream, Logf: r.logf}
+	switch {
+	case r.target != nil:
+		return r.target, nil
+	case r.o.Flashback:
+		var err error
+		r.flash, err = sqltext.NewFlashback(out, "", opts)
+		return r.flash, err
+	}
+	r.text = sqltext.New(out, opts)
+	return r.text, nil
+}
+
+// summary prints what the run did.
+func (r *replayRun) summary(w io.Writer) {
+	d := time.Since(r.started)
+	switch {
+	case r.target != nil:
+		st := r.target.Stats()
+		st.Print(w)
+	case r.text != nil:
+		fmt.Fprintf(w, "binlogcdc: wrote SQL for %d rows of %d transactions in %v (%.0f rows/s)\n",
+			r.text.Rows, r.text.Transactions, d.Round(time.Millisecond), float64(r.text.Rows)/d.Seconds())
+	case r.flash != nil:
+		fmt.Fprintf(w, "binlogcdc: wrote flashback SQL undoing %d rows of %d transactions\n", r.flash.Rows, r.flash.Transactions)
+	}
+}
+
+// streamStart returns where stream resumes: the target's checkpoint
+// (checked to be still on the source), or nothing.
+func (r *replayRun) streamStart(ctx context.Context, cfg binlog.LiveConfig, logf func(string, ...any)) (change.Position, error) {
+	if r == nil || r.resume.File == "" {
+		return change.Position{}, nil
+	}
+	ok, err := binlog.BinlogExists(ctx, cfg, r.resume.File)
+	if err != nil {
+		return change.Position{}, err
+	}
+	if !ok {
+		return change.Position{}, &binlog.PreflightError{
+			Problem: fmt.Sprintf("the target's checkpoint (replica %q) resumes at %s:%d, but the source no longer has %s", r.o.ReplicaName, r.resume.File, r.resume.Offset, r.resume.File),
+			Hint:    "it was purged: the changes since the checkpoint are gone from the source. Rebuild the target from a fresh snapshot, or use another --replica-name",
+		}
+	}
+	logf("resuming at %s:%d (the target's checkpoint for replica %q)", r.resume.File, r.resume.Offset, r.o.ReplicaName)
+	return r.resume, nil
+}
+
+// streamSink returns stream's sink. A target without a checkpoint gets
+// start saved as one first: --from now is resolved once, and a crash
+// before the first commit must not resolve it again later.
+func (r *replayRun) streamSink(out io.Writer, start change.Position) (sink.Sink, error) {
+	if r.target != nil && r.resume.File == "" && start.File != "" {
+		if err := r.target.SaveStart(start); err != nil {
+			return nil, err
+		}
+	}
+	return r.sink(out, true)
+}
+
+// onCommit wraps stream's OnCommit: the positions the pipeline reports
+// also advance the target's checkpoint (a ROTATE between transactions).
+func (r *replayRun) onCommit(next func(change.TxEnd) error) func(change.TxEnd) error {
+	if r == nil || r.target == nil {
+		return next
+	}
+	return func(tx change.TxEnd) error {
+		r.target.Advance(tx.Next)
+		return next(tx)
+	}
+}
+
+// createTableSQL is --create-tables: the table from its TABLE_MAP,
+// collations named for the target's flavor (assumed the source's).
+func createTableSQL(t *tablemap.Table, mariadb bool) (string, error) {
+	return tablemap.CreateTable(t, tablemap.CreateOptions{MariaDB: mariadb})
+}
+
+// resumeFiles decides where read starts given the target's checkpoint:
+// at it, when its file is among the files; nowhere (done) when it is past
+// them all. A checkpoint before the files would leave a gap: an error.
+func resumeFiles(files []string, cp change.Position) (start change.Position, done bool, err error) {
+	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
+		if files, err = binlog.ReadIndex(files[0]); err != nil {
+			return start, false, err
+		}
+	}
+	later := true
+	for _, f := range files {
+		b := filepath.Base(f)
+		if b == cp.File {
+			return cp, false, nil
+		}
+		if cp.File < b {
+			later = false
+		}
+	}
+	if later {
+		return start, true, nil
+	}
+	return start, false, fmt.Errorf("the target's checkpoint is at %s:%d, which is not among the files given; give the binlogs from %s on (or another --replica-name)", cp.File, cp.Offset, cp.File)
+}
+
+// runReadReplay is 'binlogcdc read' with --to, --format sql or --flashback.
+func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...) }
+	popts, start, err := o.pipelineOptions()
+	if err != nil {
+		return err
+	}
+	r, err := o.Replay.openReplay(ctx, logf)
+	if err != nil {
+		return err
+	}
+	if r.target != nil && r.resume.File != "" {
+		s, done, err := resumeFiles(files, r.resume)
+		if err != nil {
+			r.target.Close(ctx)
+			return err
+		}
+		if done {
+			logf("the target (replica %q) is at %s:%d, past the files given: nothing to apply", o.Replay.ReplicaName, r.resume.File, r.resume.Offset)
+			return r.target.Close(ctx)
+		}
+		if o.StartPosition != "" {
+			logf("--start-position ignored: the target's checkpoint wins")
+		}
+		start = s
+		logf("resuming at %s:%d (the target's checkpoint for replica %q)", start.File, start.Offset, o.Replay.ReplicaName)
+	}
+	out := stdout
+	if o.Output != "" {
+		f, err := os.Create(o.Output)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	sk, err := r.sink(out, false)
+	if err != nil {
+		return err
+	}
+	src, err := binlog.OpenFiles(files, start)
+	if err != nil {
+		sk.Close(ctx)
+		return err
+	}
+	defer src.Close()
+	p := pipeline.New(src, sk, popts)
+	var stopProgress func()
+	if o.Progress || isTerminal(stderr) {
+		stopProgress = startProgress(ctx, stderr, p)
+	}
+	runErr := p.Run(ctx)
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+		runErr = err
+	}
+	r.summary(stderr)
+	return runErr
+}

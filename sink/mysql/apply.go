@@ -1,0 +1,326 @@
+package mysqlsink
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+)
+
+// Limits of one multi-row INSERT: a power of two of rows (so that few
+// statement shapes are prepared), at most maxBatchRows, at most
+// maxBatchBytes of values, at most maxPlaceholders placeholders.
+const (
+	maxBatchRows    = 128
+	maxBatchBytes   = 4 << 20
+	maxPlaceholders = 60000
+)
+
+// prepareOp finds the target table's plan and the statement's columns and
+// key; errors here name the change.
+func (s *Sink) prepareOp(o *op) error {
+	c := &o.c
+	p, err := s.planFor(c.Table)
+	if err != nil {
+		return changeError(c, err)
+	}
+	o.plan = p
+	switch c.Op {
+	case change.Insert:
+		o.cols = sqltext.Columns(nil, c.After, p.keep)
+		if len(o.cols) == 0 {
+			return changeError(c, fmt.Errorf("none of the row's columns exists on the target"))
+		}
+	case change.Update:
+		o.cols = sqltext.Columns(nil, c.After, p.keep)
+		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
+	case change.Delete:
+		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
+	default:
+		err = fmt.Errorf("unknown change %v", c.Op)
+	}
+	if err != nil {
+		return changeError(c, err)
+	}
+	return nil
+}
+
+// changeError names the change an error is about.
+func changeError(c *change.Change, err error) error {
+	return fmt.Errorf("%s of %s at %s:%d (row %d): %w", c.Op, tableName(c), c.Pos.File, c.Pos.Offset, c.RowIndex, err)
+}
+
+func tableName(c *change.Change) string {
+	return string(sqltext.AppendTableName(nil, c.Table.DB, c.Table.Name))
+}
+
+// flush executes pend[:upto] (a prefix) and keeps the rest pending. The
+// open source transaction's changes are executed after a SAVEPOINT, so
+// that Rollback can take them back.
+func (s *Sink) flush(upto int) error {
+	if upto == 0 {
+		return nil
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	done := min(upto, s.curStart)
+	if err := s.execOps(s.pend[:done], &s.group.stats); err != nil {
+		return err
+	}
+	if upto > done {
+		if !s.curExecuted {
+			if err := s.plain("SAVEPOINT binlogcdc_tx"); err != nil {
+				return fmt.Errorf("target: %w", err)
+			}
+			s.curExecuted = true
+		}
+		if err := s.execOps(s.pend[done:upto], &s.cur); err != nil {
+			return err
+		}
+	}
+	for i := range upto {
+		s.pendBytes -= s.pend[i].size
+	}
+	n := copy(s.pend, s.pend[upto:])
+	clear(s.pend[n:])
+	s.pend = s.pend[:n]
+	s.curStart = max(0, s.curStart-upto)
+	return nil
+}
+
+// execOps executes changes in order, consecutive inserts into one table
+// with the same columns as multi-row INSERTs.
+func (s *Sink) execOps(ops []op, st *Stats) error {
+	for i := 0; i < len(ops); {
+		o := &ops[i]
+		var err error
+		switch o.c.Op {
+		case change.Insert:
+			j := i + 1
+			for j < len(ops) && ops[j].c.Op == change.Insert && ops[j].plan == o.plan && slices.Equal(ops[j].cols, o.cols) {
+				j++
+			}
+			err = s.insertRun(ops[i:j], st)
+			i = j
+		case change.Update:
+			err = s.update(o, st)
+			i++
+		case change.Delete:
+			err = s.delete(o, st)
+			i++
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isDuplicate(err error) bool {
+	switch myErrorCode(err) {
+	case mysql.ER_DUP_ENTRY, mysql.ER_DUP_ENTRY_WITH_KEY_NAME, mysql.ER_DUP_KEY, mysql.ER_DUP_UNIQUE:
+		return true
+	}
+	return false
+}
+
+// insertRun inserts rows sharing one shape.
+func (s *Sink) insertRun(ops []op, st *Stats) error {
+	limit := min(maxBatchRows, max(1, maxPlaceholders/len(ops[0].cols)))
+	for len(ops) > 0 {
+		k := 1
+		for k*2 <= min(len(ops), limit) {
+			k *= 2
+		}
+		for k > 1 && batchBytes(ops[:k]) > maxBatchBytes {
+			k /= 2
+		}
+		chunk := ops[:k]
+		o := &chunk[0]
+		s.b.Reset()
+		s.b.InsertHead("INSERT", o.c.Table, o.cols)
+		for n := range chunk {
+			if n > 0 {
+				s.b.SQL = append(s.b.SQL, ',')
+			}
+			s.b.InsertTuple(o.cols, chunk[n].c.After)
+		}
+		_, err := s.exec(&s.b)
+		switch {
+		case err == nil:
+			st.table(o.plan.name).Inserted += uint64(k)
+		case k > 1 && statementRolledBack(err):
+			// The statement was rolled back as a whole: find the row (a
+			// duplicate key, or a value the target refuses).
+			for n := range chunk {
+				if err := s.insertOne(&chunk[n], st); err != nil {
+					return err
+				}
+			}
+		case isDuplicate(err):
+			if err := s.conflict(o, st, "duplicate key on the target: "+serverMessage(err)); err != nil {
+				return err
+			}
+		default:
+			return s.execError(o, err)
+		}
+		ops = ops[k:]
+	}
+	return nil
+}
+
+// statementRolledBack reports whether err undid only the failed statement
+// (a server error other than a deadlock or lock wait timeout, which may
+// end the transaction; not a lost connection).
+func statementRolledBack(err error) bool {
+	switch myErrorCode(err) {
+	case 0, mysql.ER_LOCK_DEADLOCK, mysql.ER_LOCK_WAIT_TIMEOUT:
+		return false
+	}
+	return true
+}
+
+func batchBytes(ops []op) int {
+	n := 0
+	for i := range ops {
+		n += ops[i].size
+	}
+	return n
+}
+
+func (s *Sink) insertOne(o *op, st *Stats) error {
+	s.b.Reset()
+	s.b.Insert("INSERT", o.c.Table, o.cols, o.c.After)
+	_, err := s.exec(&s.b)
+	switch {
+	case err == nil:
+		st.table(o.plan.name).Inserted++
+		return nil
+	case isDuplicate(err):
+		return s.conflict(o, st, "duplicate key on the target: "+serverMessage(err))
+	}
+	return s.execError(o, err)
+}
+
+func (s *Sink) update(o *op, st *Stats) error {
+	s.b.Reset()
+	s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
+	n, err := s.exec(&s.b)
+	switch {
+	case isDuplicate(err):
+		return s.conflict(o, st, "the new key already exists on the target: "+serverMessage(err))
+	case err != nil:
+		return s.execError(o, err)
+	case n == 0:
+		return s.conflict(o, st, "no row on the target matches the before image")
+	}
+	st.table(o.plan.name).Updated++
+	return nil
+}
+
+func (s *Sink) delete(o *op, st *Stats) error {
+	s.b.Reset()
+	s.b.Delete(o.c.Table, o.key, o.c.Before)
+	n, err := s.exec(&s.b)
+	switch {
+	case err != nil:
+		return s.execError(o, err)
+	case n == 0:
+		return s.conflict(o, st, "no row on the target matches the before image")
+	}
+	st.table(o.plan.name).Deleted++
+	return nil
+}
+
+// conflict applies the conflict policy to o.
+func (s *Sink) conflict(o *op, st *Stats, problem string) error {
+	ts := st.table(o.plan.name)
+	switch s.opts.OnConflict {
+	case PolicySkip:
+		ts.Skipped++
+		s.logf("conflict skipped: %s", s.conflictError(o, problem).describe())
+		return nil
+	case PolicyOverwrite:
+		if err := s.overwrite(o); err != nil {
+			return err
+		}
+		ts.Overwritten++
+		s.logf("conflict overwritten: %s", s.conflictError(o, problem).describe())
+		return nil
+	}
+	return s.conflictError(o, problem)
+}
+
+// overwrite makes the target row what the source says: the after image
+// for an insert or update (REPLACE, after deleting the row an update
+// moves away from), nothing more for a delete (the row is already gone).
+func (s *Sink) overwrite(o *op) error {
+	c := &o.c
+	if c.Op == change.Delete {
+		return nil
+	}
+	if c.Op == change.Update {
+		s.b.Reset()
+		s.b.Delete(c.Table, o.key, c.Before)
+		if _, err := s.exec(&s.b); err != nil {
+			return s.execError(o, err)
+		}
+	}
+	// The after image, completed with the before image's values where it
+	// lacks columns (a MINIMAL update image lacks the unchanged key).
+	row := c.After
+	if c.Op == change.Update {
+		row = slices.Clone(c.After)
+		for i, v := range row {
+			if v.IsAbsent() && i < len(c.Before) {
+				row[i] = c.Before[i]
+			}
+		}
+	}
+	cols := sqltext.Columns(nil, row, o.plan.keep)
+	s.b.Reset()
+	s.b.Insert("REPLACE", c.Table, cols, row)
+	if _, err := s.exec(&s.b); err != nil {
+		return s.execError(o, err)
+	}
+	return nil
+}
+
+func (s *Sink) conflictError(o *op, problem string) *ConflictError {
+	c := &o.c
+	row, k := c.Before, o.key
+	if c.Op == change.Insert {
+		row = c.After
+		var err error
+		if k, err = sqltext.KeyOf(c.Table, row, o.plan.keep); err != nil {
+			k = sqltext.Key{Cols: o.cols}
+		}
+	}
+	at := s.saved.Next
+	return &ConflictError{Op: c.Op, Table: tableName(c), Key: sqltext.DescribeKey(c.Table, k, row),
+		Pos: c.Pos, Row: c.RowIndex, GTID: c.GTID, Problem: problem, Checkpoint: at}
+}
+
+// execError wraps a server error that is not a conflict.
+func (s *Sink) execError(o *op, err error) error {
+	return changeError(&o.c, fmt.Errorf("target: %w", err))
+}
+
+func serverMessage(err error) string {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		return me.Message
+	}
+	return err.Error()
+}
+
+func (s *Sink) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}

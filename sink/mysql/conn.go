@@ -1,0 +1,220 @@
+package mysqlsink
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+)
+
+// Config says how to reach the target server.
+type Config struct {
+	Addr     string // host:port
+	User     string
+	Password string
+	// TLS, when set, encrypts the connection. With TLSPreferred, a server
+	// without TLS is used in plain text.
+	TLS          *tls.Config
+	TLSPreferred bool
+}
+
+// Checkpoint is the target's row in binlogcdc.checkpoint.
+type Checkpoint struct {
+	// Next is where the first transaction not yet applied starts; File is
+	// "" when nothing was applied yet.
+	Next change.Position
+	GTID string // the last applied transaction's GTID, if it had one
+	// DDL is the position of a DDL statement that was started but may not
+	// have finished when binlogcdc stopped ("" File: none).
+	DDL     change.Position
+	Updated time.Time
+}
+
+const checkpointTable = "`binlogcdc`.`checkpoint`"
+
+var setupCheckpoint = []string{
+	"CREATE DATABASE IF NOT EXISTS `binlogcdc`",
+	"CREATE TABLE IF NOT EXISTS " + checkpointTable + ` (
+  replica VARCHAR(191) NOT NULL,
+  file VARCHAR(255) NOT NULL DEFAULT '',
+  pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  gtid VARCHAR(255) NOT NULL DEFAULT '',
+  ddl_file VARCHAR(255) NOT NULL DEFAULT '',
+  ddl_pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  source_time DATETIME(6) NULL,
+  updated DATETIME(6) NULL,
+  PRIMARY KEY (replica)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: where each replica stands; updated in the same transaction as the changes'`,
+}
+
+// dial opens a session with the settings replay needs: matched (not
+// changed) rows counted (CLIENT_FOUND_ROWS), utf8mb4, UTC, no foreign key
+// checks, and the exact sql_mode of sqltext.SessionSetup.
+func dial(ctx context.Context, cfg Config) (*client.Conn, error) {
+	connect := func(tlsCfg *tls.Config) (*client.Conn, error) {
+		return client.ConnectWithContext(ctx, cfg.Addr, cfg.User, cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
+			if tlsCfg != nil {
+				c.SetTLSConfig(tlsCfg)
+			}
+			if err := c.SetCapability(mysql.CLIENT_FOUND_ROWS); err != nil {
+				return err
+			}
+			return c.SetCollation("utf8mb4_general_ci")
+		})
+	}
+	c, err := connect(cfg.TLS)
+	if err != nil && cfg.TLS != nil && cfg.TLSPreferred && strings.Contains(err.Error(), "TLS") {
+		c, err = connect(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", cfg.Addr, err)
+	}
+	for _, q := range sqltext.SessionSetup {
+		if _, err := c.Execute(q); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("target %s: %s: %w", cfg.Addr, q, err)
+		}
+	}
+	return c, nil
+}
+
+// lockName is the GET_LOCK name that keeps two binlogcdc processes from
+// applying as the same replica at once.
+func lockName(replica string) string {
+	n := "binlogcdc:" + replica
+	if len(n) > 64 {
+		h := sha256.Sum256([]byte(replica))
+		n = "binlogcdc:" + hex.EncodeToString(h[:16])
+	}
+	return n
+}
+
+// prepareTarget creates the checkpoint table, takes the replica's lock and
+// reads its checkpoint.
+func prepareTarget(c *client.Conn, replica string) (Checkpoint, error) {
+	var cp Checkpoint
+	for _, q := range setupCheckpoint {
+		if _, err := c.Execute(q); err != nil {
+			return cp, fmt.Errorf("creating the checkpoint table %s on the target: %w", checkpointTable, err)
+		}
+	}
+	r, err := c.Execute("SELECT GET_LOCK(?, 10)", lockName(replica))
+	if err != nil {
+		return cp, fmt.Errorf("target: GET_LOCK: %w", err)
+	}
+	got, _ := r.GetInt(0, 0)
+	if got != 1 {
+		return cp, fmt.Errorf("another binlogcdc is applying to this target as replica %q (it holds the lock %q); use a different --replica-name or stop it", replica, lockName(replica))
+	}
+	if _, err := c.Execute("INSERT IGNORE INTO "+checkpointTable+" (replica) VALUES (?)", replica); err != nil {
+		return cp, fmt.Errorf("target: %w", err)
+	}
+	r, err = c.Execute("SELECT file, pos, gtid, ddl_file, ddl_pos, COALESCE(CAST(updated AS CHAR), '') FROM "+checkpointTable+" WHERE replica = ?", replica)
+	if err != nil {
+		return cp, fmt.Errorf("target: reading the checkpoint: %w", err)
+	}
+	if r.RowNumber() != 1 {
+		return cp, errors.New("target: the checkpoint row is missing")
+	}
+	str := func(col int) string { s, _ := r.GetString(0, col); return s }
+	u := func(col int) uint64 { n, _ := r.GetUint(0, col); return n }
+	cp.Next = change.Position{File: str(0), Offset: u(1)}
+	cp.GTID = str(2)
+	cp.DDL = change.Position{File: str(3), Offset: u(4)}
+	cp.Updated, _ = time.Parse("2006-01-02 15:04:05.999999", str(5))
+	return cp, nil
+}
+
+// ReadCheckpoint connects to the target and returns the checkpoint of
+// replica, without changing anything (ok is false when there is none).
+func ReadCheckpoint(ctx context.Context, cfg Config, replica string) (cp Checkpoint, ok bool, err error) {
+	c, err := dial(ctx, cfg)
+	if err != nil {
+		return cp, false, err
+	}
+	defer c.Close()
+	r, err := c.Execute("SELECT file, pos FROM "+checkpointTable+" WHERE replica = ?", replica)
+	if err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) && (me.Code == mysql.ER_NO_SUCH_TABLE || me.Code == mysql.ER_BAD_DB_ERROR) {
+			return cp, false, nil
+		}
+		return cp, false, err
+	}
+	if r.RowNumber() == 0 {
+		return cp, false, nil
+	}
+	f, _ := r.GetString(0, 0)
+	p, _ := r.GetUint(0, 1)
+	cp.Next = change.Position{File: f, Offset: p}
+	return cp, f != "", nil
+}
+
+// saveCheckpoint updates the checkpoint row inside the open transaction.
+func (s *Sink) saveCheckpoint(tx change.TxEnd, ddl change.Position) error {
+	var srcTime any
+	if !tx.Time.IsZero() {
+		srcTime = tx.Time.UTC().Format("2006-01-02 15:04:05.999999")
+	}
+	return s.execPrepared("UPDATE "+checkpointTable+" SET file = ?, pos = ?, gtid = ?, ddl_file = ?, ddl_pos = ?, source_time = ?, updated = NOW(6) WHERE replica = ?",
+		tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
+}
+
+// myErrorCode returns the server error code in err, or 0.
+func myErrorCode(err error) uint16 {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		return me.Code
+	}
+	return 0
+}
+
+// SaveStart records start as the checkpoint of a replica that has none,
+// so that a restart resumes there (stream --from now is resolved once).
+func (s *Sink) SaveStart(start change.Position) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved.Next.File != "" {
+		return nil
+	}
+	s.saved = change.TxEnd{Next: start}
+	if err := s.saveCheckpoint(s.saved, change.Position{}); err != nil {
+		return fmt.Errorf("target: saving the start position: %w", err)
+	}
+	return nil
+}
+
+// Advance moves the checkpoint to next, a transaction boundary the source
+// passed without a transaction (a ROTATE to the next binlog), so that the
+// checkpoint does not keep naming a file the source may purge. It is saved
+// with the next group.
+func (s *Sink) Advance(next change.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil || s.curStart != len(s.pend) || s.curExecuted || next.File == "" {
+		return
+	}
+	end := s.saved
+	if s.group.end != nil {
+		end = *s.group.end
+	}
+	if end.Next == next {
+		return
+	}
+	end.Next = next
+	if s.group.txs == 0 && s.group.rows == 0 {
+		s.group.start = time.Now()
+	}
+	s.group.txs++
+	s.group.end = &end
+}

@@ -1,0 +1,59 @@
+package mysqlsink
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Policy says what to do with a conflict: an UPDATE or DELETE whose row is
+// not on the target, or an INSERT (or key-changing UPDATE) that hits a
+// duplicate key.
+type Policy uint8
+
+const (
+	// PolicyError stops with a *ConflictError (the default).
+	PolicyError Policy = iota
+	// PolicyOverwrite makes the target row what the source says: an
+	// insert or update becomes a REPLACE of the after image, a delete
+	// deletes the row if it is there.
+	PolicyOverwrite
+	// PolicySkip leaves the target as it is, logs and counts the change.
+	PolicySkip
+)
+
+// ParsePolicy parses "error", "overwrite" or "skip".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "error", "":
+		return PolicyError, nil
+	case "overwrite":
+		return PolicyOverwrite, nil
+	case "skip":
+		return PolicySkip, nil
+	}
+	return 0, fmt.Errorf("want error, overwrite or skip, not %q", s)
+}
+
+// Options configure a Sink.
+type Options struct {
+	Replica    string // the checkpoint row's key (default "default")
+	OnConflict Policy
+	// IgnoreMissingColumns leaves out of the statements the columns that
+	// the target table lacks; otherwise such a column is an error.
+	IgnoreMissingColumns bool
+	// KeepDropped skips DROP TABLE, DROP DATABASE and TRUNCATE.
+	KeepDropped bool
+	// CreateTable, if set, builds the CREATE TABLE statement for a table
+	// that does not exist on the target (mariadb: the target is MariaDB);
+	// nil: a missing table is an error.
+	CreateTable func(t *tablemap.Table, mariadb bool) (string, error)
+	// GroupRows and GroupTime bound a group of source transactions applied
+	// in one target transaction (defaults 1000 rows, 1 s). A source
+	// transaction is never split, whatever its size.
+	GroupRows int
+	GroupTime time.Duration
+	// Logf reports skipped and overwritten conflicts and DDL events.
+	Logf func(format string, args ...any)
+}

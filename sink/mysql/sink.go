@@ -1,0 +1,380 @@
+// Package mysqlsink applies changes to a MySQL or MariaDB server (the
+// replay target), exactly once.
+//
+// # Delivery guarantee
+//
+// Each source transaction is applied inside one target transaction, in
+// commit order; several small source transactions may share a target
+// transaction (Options.GroupRows, Options.GroupTime), one is never split.
+// The same target transaction updates the replica's row in
+// binlogcdc.checkpoint to where the next source transaction starts. So a
+// crash at any moment (kill -9 of binlogcdc, of the target, a lost
+// connection) leaves the target either before or after each source
+// transaction, never inside one, and the checkpoint says which: resuming
+// from it applies every change exactly once. This needs transactional
+// (InnoDB) target tables; DDL, which the server commits on its own, is
+// recorded before and after it runs, and a DDL interrupted by a crash is
+// run again, its "already done" errors ignored.
+//
+// Rows are found by the primary key of the event-time TABLE_MAP, or, for
+// a table without one, by all columns of the full before image (NULL-safe,
+// exact, LIMIT 1). Statements are prepared and values bound, never spliced.
+package mysqlsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+)
+
+var _ sink.Sink = (*Sink)(nil)
+
+// Sink applies changes to a target server. Its methods are safe for
+// concurrent use (they take a lock, which a background timer that commits
+// idle groups shares); the sink.Sink calls come from one goroutine.
+type Sink struct {
+	mu      sync.Mutex
+	cfg     Config
+	opts    Options
+	conn    *client.Conn
+	ddlConn *client.Conn // for CREATE TABLE inside an open transaction
+	stmts   stmtCache
+	b       sqltext.Builder
+	args    []any
+
+	cp       Checkpoint   // as read at Open
+	saved    change.TxEnd // the last checkpoint written (or read)
+	target   targetSchema
+	curDB    string // the session's default database
+	ddlRetry bool   // the DDL at cp.DDL may have run before a crash
+
+	ddlPendingCommit bool // a DDL ran; its Commit saves the checkpoint on its own
+
+	pend        []op // changes not yet executed
+	pendBytes   int  // their size
+	curStart    int  // pend[curStart:] belong to the open source transaction
+	curExecuted bool // some of its changes were executed (after a SAVEPOINT)
+	inTx        bool // a target transaction is open
+
+	group     group
+	cur       Stats // counts of the open source transaction's executed changes
+	stats     Stats
+	failed    error
+	reported  bool // failed was returned to the caller
+	stopTimer chan struct{}
+	timerDone chan struct{}
+}
+
+// group is what the open target transaction holds.
+type group struct {
+	txs, rows int
+	start     time.Time
+	end       *change.TxEnd // the last source transaction committed into it
+	stats     Stats
+}
+
+// Open connects to the target, creates binlogcdc.checkpoint if needed,
+// locks the replica name and reads its checkpoint (Checkpoint).
+func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
+	if opts.Replica == "" {
+		opts.Replica = "default"
+	}
+	if opts.GroupRows <= 0 {
+		opts.GroupRows = 1000
+	}
+	if opts.GroupTime <= 0 {
+		opts.GroupTime = time.Second
+	}
+	c, err := dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := prepareTarget(c, opts.Replica)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	s := &Sink{cfg: cfg, opts: opts, conn: c, cp: cp, stopTimer: make(chan struct{}), timerDone: make(chan struct{})}
+	s.b.Mode = sqltext.Placeholders
+	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
+	s.ddlRetry = cp.DDL.File != ""
+	s.stats.Started = time.Now()
+	go s.timer()
+	return s, nil
+}
+
+// Checkpoint returns the checkpoint read at Open; ok is false when the
+// replica has not applied anything yet.
+func (s *Sink) Checkpoint() (cp Checkpoint, ok bool) { return s.cp, s.cp.Next.File != "" }
+
+// op is a change waiting to be executed, with its values copied.
+type op struct {
+	c    change.Change
+	plan *plan
+	cols []int       // insert: the columns; update: the columns to set
+	key  sqltext.Key // update, delete: how to find the row
+	size int         // bytes of values, roughly
+}
+
+func cloneRow(r change.Row) (change.Row, int) {
+	if r == nil {
+		return nil, 0
+	}
+	out := make(change.Row, len(r))
+	n := 0
+	for i, v := range r {
+		out[i] = v.Clone()
+		n += len(v.Bytes()) + 8
+	}
+	return out, n
+}
+
+// pendingRows and pendingBytes bound the changes held before they are
+// executed: beyond them, the pending changes run, those of the open source
+// transaction after a SAVEPOINT.
+const (
+	pendingRows  = 2000
+	pendingBytes = 8 << 20
+)
+
+func (s *Sink) check() error {
+	if s.failed != nil {
+		s.reported = true
+		return s.failed
+	}
+	return nil
+}
+
+// fail rolls back the open target transaction and makes err sticky.
+func (s *Sink) fail(err error) error {
+	if s.failed == nil {
+		s.failed = err
+	}
+	if s.inTx {
+		s.conn.Execute("ROLLBACK")
+		s.inTx = false
+	}
+	s.reported = true
+	return s.failed
+}
+
+// Write queues c for the open source transaction.
+func (s *Sink) Write(_ context.Context, c *change.Change) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if c.Op == change.DDL {
+		if err := s.ddl(c); err != nil {
+			return s.fail(err)
+		}
+		return nil
+	}
+	if c.Table.DB == "binlogcdc" && c.Table.Name == "checkpoint" {
+		return nil // another binlogcdc's bookkeeping, not data
+	}
+	o := op{c: *c}
+	var n1, n2 int
+	o.c.Before, n1 = cloneRow(c.Before)
+	o.c.After, n2 = cloneRow(c.After)
+	o.size = n1 + n2
+	if err := s.prepareOp(&o); err != nil {
+		return s.fail(err)
+	}
+	if s.group.txs == 0 && s.group.rows == 0 {
+		s.group.start = time.Now()
+	}
+	s.pend = append(s.pend, o)
+	s.pendBytes += o.size
+	s.group.rows++
+	if len(s.pend) >= pendingRows || s.pendBytes >= pendingBytes {
+		if err := s.flush(len(s.pend)); err != nil {
+			return s.fail(err)
+		}
+	}
+	return nil
+}
+
+// Commit ends the source transaction; its group is committed on the
+// target when the group is full or old enough.
+func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	s.curStart, s.curExecuted = len(s.pend), false
+	s.group.stats.add(&s.cur)
+	if s.group.txs == 0 && s.group.rows == 0 {
+		s.group.start = time.Now()
+	}
+	s.group.txs++
+	s.group.end = &tx
+	s.stats.Transactions++
+	if s.ddlPendingCommit {
+		// The DDL ran: record it as done, on its own.
+		s.ddlPendingCommit = false
+		return s.commitGroup(change.Position{})
+	}
+	if s.group.rows >= s.opts.GroupRows || s.pendBytes >= pendingBytes || time.Since(s.group.start) >= s.opts.GroupTime {
+		return s.commitGroup(change.Position{})
+	}
+	return nil
+}
+
+// commitGroup executes the committed source transactions still pending,
+// saves the checkpoint (with ddl, the position of a DDL about to run) and
+// commits the target transaction. The open source transaction's changes,
+// not yet executed, stay pending.
+func (s *Sink) commitGroup(ddl change.Position) error {
+	if s.curExecuted {
+		return errors.New("mysqlsink: internal error: committing a group inside a source transaction")
+	}
+	if err := s.flush(s.curStart); err != nil {
+		return s.fail(err)
+	}
+	end := s.saved
+	if s.group.end != nil {
+		end = *s.group.end
+	}
+	if s.group.end != nil || ddl.File != "" {
+		if err := s.begin(); err != nil {
+			return s.fail(err)
+		}
+		if err := s.saveCheckpoint(end, ddl); err != nil {
+			return s.fail(fmt.Errorf("target: saving the checkpoint: %w", err))
+		}
+	}
+	if s.inTx {
+		if err := s.plain("COMMIT"); err != nil {
+			return s.fail(fmt.Errorf("target: COMMIT: %w", err))
+		}
+		s.inTx = false
+		s.stats.TargetCommits++
+	}
+	s.saved = end
+	s.stats.add(&s.group.stats)
+	s.group = group{}
+	return nil
+}
+
+func (s *Sink) begin() error {
+	if s.inTx {
+		return nil
+	}
+	if err := s.plain("BEGIN"); err != nil {
+		return fmt.Errorf("target: BEGIN: %w", err)
+	}
+	s.inTx = true
+	return nil
+}
+
+// Rollback drops the open source transaction's changes. Source
+// transactions committed before it stay, to be committed with their group.
+func (s *Sink) Rollback(_ context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	s.group.rows -= len(s.pend) - s.curStart
+	s.truncatePending()
+	if s.curExecuted {
+		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_tx"); err != nil {
+			return s.fail(fmt.Errorf("target: %w", err))
+		}
+		s.curExecuted = false
+	}
+	s.ddlPendingCommit = false
+	s.cur = Stats{}
+	return nil
+}
+
+// Close commits the source transactions committed so far, drops an
+// unfinished one and disconnects. After a failure it only disconnects
+// (the failed group was rolled back; the checkpoint is before it).
+func (s *Sink) Close(ctx context.Context) error {
+	close(s.stopTimer)
+	<-s.timerDone
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	if s.failed == nil {
+		if rerr := s.rollbackCurrent(); rerr != nil {
+			err = rerr
+		} else {
+			err = s.commitGroup(change.Position{})
+		}
+	} else if !s.reported {
+		err = s.failed
+	}
+	s.stats.Finished = time.Now()
+	s.stmts.clear()
+	for _, c := range []*client.Conn{s.conn, s.ddlConn} {
+		if c != nil && c.Quit() != nil {
+			c.Close()
+		}
+	}
+	return err
+}
+
+// truncatePending drops the open source transaction's pending changes.
+func (s *Sink) truncatePending() {
+	for i := s.curStart; i < len(s.pend); i++ {
+		s.pendBytes -= s.pend[i].size
+	}
+	clear(s.pend[s.curStart:])
+	s.pend = s.pend[:s.curStart]
+}
+
+func (s *Sink) rollbackCurrent() error {
+	s.truncatePending()
+	s.cur = Stats{}
+	if s.curExecuted {
+		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_tx"); err != nil {
+			return s.fail(fmt.Errorf("target: %w", err))
+		}
+		s.curExecuted = false
+	}
+	return nil
+}
+
+// timer commits a group that waited GroupTime, when no source transaction
+// is half executed: so a quiet source does not hold applied changes back.
+func (s *Sink) timer() {
+	defer close(s.timerDone)
+	tick := max(s.opts.GroupTime/4, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopTimer:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			if s.failed == nil && s.group.txs > 0 && !s.curExecuted && time.Since(s.group.start) >= s.opts.GroupTime {
+				if err := s.commitGroup(change.Position{}); err != nil && s.opts.Logf != nil {
+					s.reported = false
+					s.opts.Logf("%v", err)
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Stats returns the counts so far (committed on the target).
+func (s *Sink) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.clone()
+}

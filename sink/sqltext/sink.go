@@ -1,0 +1,254 @@
+package sqltext
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+var _ sink.Sink = (*Sink)(nil)
+
+// Options configure a Sink or a Flashback.
+type Options struct {
+	// KeepDropped skips DROP TABLE, DROP DATABASE and TRUNCATE statements.
+	KeepDropped bool
+	// FlushEachCommit writes each transaction out at its commit (for
+	// streaming); otherwise output is buffered.
+	FlushEachCommit bool
+	// Logf reports skipped statements; nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// Limits of one multi-row INSERT.
+const (
+	maxInsertRows  = 1000
+	maxInsertBytes = 1 << 20
+)
+
+// Sink writes the changes as SQL statements that apply them: each source
+// transaction as BEGIN; …; COMMIT;, consecutive inserts into one table as
+// multi-row INSERTs, DDL in its default database. The output starts with
+// the session settings it needs (SessionSetup) and can be piped into the
+// mysql or mariadb client.
+//
+// Delivery: statements are written as changes arrive; a transaction that
+// does not commit (the source ended or failed inside it) ends with
+// ROLLBACK;, so a client applying the output never commits half of one.
+type Sink struct {
+	out  *bufio.Writer
+	opts Options
+	b    Builder
+	w    sqlWriter
+
+	Rows, Transactions uint64
+}
+
+// New returns a Sink writing to w.
+func New(w io.Writer, opts Options) *Sink {
+	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts}
+	s.w.out = s.out
+	return s
+}
+
+// sqlWriter writes statements, merging consecutive inserts.
+type sqlWriter struct {
+	out      io.Writer
+	started  bool // session setup written
+	open     bool // BEGIN written
+	db       string
+	err      error
+	batch    []byte // the pending multi-row INSERT
+	batchKey []byte // its head: same head, same shape
+	rows     int
+}
+
+func (w *sqlWriter) write(p []byte) {
+	if w.err == nil {
+		_, w.err = w.out.Write(p)
+	}
+}
+
+func (w *sqlWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	w.write([]byte("-- binlogcdc: SQL generated from binlog row events\n"))
+	for _, s := range SessionSetup {
+		w.write([]byte(s + ";\n"))
+	}
+}
+
+func (w *sqlWriter) begin() {
+	w.start()
+	if !w.open {
+		w.write([]byte("BEGIN;\n"))
+		w.open = true
+	}
+}
+
+// insert adds a row to the pending INSERT with this head, or starts one.
+func (w *sqlWriter) insert(head, tuple []byte) {
+	w.begin()
+	if w.rows > 0 && slices.Equal(head, w.batchKey) && w.rows < maxInsertRows && len(w.batch)+len(tuple) < maxInsertBytes {
+		w.batch = append(w.batch, ",\n"...)
+		w.batch = append(w.batch, tuple...)
+		w.rows++
+		return
+	}
+	w.flushBatch()
+	w.batchKey = append(w.batchKey[:0], head...)
+	w.batch = append(append(append(w.batch[:0], head...), '\n'), tuple...)
+	w.rows = 1
+}
+
+func (w *sqlWriter) flushBatch() {
+	if w.rows > 0 {
+		w.write(append(w.batch, ";\n"...))
+	}
+	w.batch, w.rows = w.batch[:0], 0
+	if w.batch == nil {
+		w.batch = []byte{}
+	}
+}
+
+// stmt writes one statement inside the transaction.
+func (w *sqlWriter) stmt(sql []byte) {
+	w.begin()
+	w.flushBatch()
+	w.write(sql)
+	w.write([]byte(";\n"))
+}
+
+func (w *sqlWriter) commit(comment string) {
+	w.flushBatch()
+	if w.open {
+		w.write([]byte("COMMIT;" + comment + "\n"))
+		w.open = false
+	}
+}
+
+func (w *sqlWriter) rollback() {
+	w.batch, w.rows = w.batch[:0], 0
+	if w.open {
+		w.write([]byte("ROLLBACK;\n"))
+		w.open = false
+	}
+}
+
+// ddl writes a DDL statement in its default database, between
+// DELIMITER lines so that semicolons inside it (routine bodies) stay.
+func (w *sqlWriter) ddl(db, sql string) {
+	w.start()
+	w.flushBatch()
+	if db != "" && db != w.db && !DatabaseDDL(sql) {
+		w.write([]byte("USE " + QuoteIdent(db) + ";\n"))
+		w.db = db
+	}
+	w.write([]byte("DELIMITER /*!*/;\n" + sql + "\n/*!*/;\nDELIMITER ;\n"))
+}
+
+// Write writes the statement for c.
+func (s *Sink) Write(_ context.Context, c *change.Change) error {
+	if c.Op == change.DDL {
+		if s.opts.KeepDropped && IsDrop(c.SQL) {
+			s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
+			return nil
+		}
+		s.w.ddl(c.DB, c.SQL)
+		return s.w.err
+	}
+	s.Rows++
+	t := c.Table
+	s.b.Reset()
+	switch c.Op {
+	case change.Insert:
+		cols := Columns(nil, c.After, nil)
+		s.b.InsertHead("INSERT", t, cols)
+		n := len(s.b.SQL)
+		s.b.InsertTuple(cols, c.After)
+		if err := s.b.Err(); err != nil {
+			return rowError(c, err)
+		}
+		s.w.insert(s.b.SQL[:n-1], s.b.SQL[n:]) // head without its trailing space
+		return s.w.err
+	case change.Update:
+		k, err := KeyOf(t, c.Before, nil)
+		if err != nil {
+			return rowError(c, err)
+		}
+		s.b.Update(t, Columns(nil, c.After, nil), c.After, k, c.Before)
+	case change.Delete:
+		k, err := KeyOf(t, c.Before, nil)
+		if err != nil {
+			return rowError(c, err)
+		}
+		s.b.Delete(t, k, c.Before)
+	default:
+		return fmt.Errorf("sqltext: unknown change %v", c.Op)
+	}
+	if err := s.b.Err(); err != nil {
+		return rowError(c, err)
+	}
+	s.w.stmt(s.b.SQL)
+	return s.w.err
+}
+
+// rowError names the change that could not be written.
+func rowError(c *change.Change, err error) error {
+	return fmt.Errorf("%s of %s at %s:%d (row %d): %w", c.Op, tableName(c.Table), c.Pos.File, c.Pos.Offset, c.RowIndex, err)
+}
+
+func tableName(t *tablemap.Table) string {
+	return string(AppendTableName(nil, t.DB, t.Name))
+}
+
+func (s *Sink) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// Commit ends the transaction with COMMIT;.
+func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
+	s.w.commit(posComment(tx))
+	s.Transactions++
+	if s.w.err == nil && s.opts.FlushEachCommit {
+		s.w.err = s.out.Flush()
+	}
+	return s.w.err
+}
+
+// posComment is " /* next FILE:POS */" when the file name is plain.
+func posComment(tx change.TxEnd) string {
+	for _, r := range tx.Next.File {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return ""
+		}
+	}
+	if tx.Next.File == "" {
+		return ""
+	}
+	return fmt.Sprintf(" /* next %s:%d */", tx.Next.File, tx.Next.Offset)
+}
+
+// Rollback ends the open transaction with ROLLBACK;.
+func (s *Sink) Rollback(_ context.Context) error {
+	s.w.rollback()
+	return s.w.err
+}
+
+// Close rolls back an open transaction and flushes the output.
+func (s *Sink) Close(_ context.Context) error {
+	s.w.rollback()
+	if s.w.err != nil {
+		return s.w.err
+	}
+	return s.out.Flush()
+}
