@@ -1,0 +1,248 @@
+package recovery
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Result is what replaying an incarnation's row changes did.
+type Result struct {
+	Inserts, Updates, Deletes uint64 // row changes replayed
+	Rows                      uint64 // rows of the rebuilt table (Rebuild)
+	// Partial counts the rebuilt rows that lack columns (binlog_row_image
+	// MINIMAL or NOBLOB): their INSERT leaves those to the table's DEFAULT.
+	Partial   uint64
+	Conflicts Conflicts
+	// Notes report columns whose values in rows written before an ALTER
+	// TABLE are a guess, with the number of rows.
+	Notes []string
+}
+
+// stopFor is where reading can stop for inc: after its end.
+func (h *History) stopFor(inc *Incarnation) change.Position {
+	stop := h.opts.Stop
+	if inc.Ended != nil {
+		// The DDL that ended it is a transaction of its own that starts
+		// before its QUERY event; the pipeline stops after it.
+		if stop.File == "" || before(inc.Ended.Pos, stop) {
+			stop = inc.Ended.Pos
+		}
+	}
+	return stop
+}
+
+// replayer is pass C's sink: it passes the incarnation's row changes, in
+// the final schema, to each at their transaction's commit.
+type replayer struct {
+	cat     *catalog
+	inc     *Incarnation
+	conv    *converter
+	pending []change.Change
+	each    func(c *change.Change) error
+	res     *Result
+}
+
+func (r *replayer) Write(_ context.Context, c *change.Change) error {
+	if c.Op == change.DDL || r.cat.objectAt(c.Table.DB, c.Table.Name, c.Pos) != r.inc {
+		return nil
+	}
+	cc, err := r.conv.convert(c)
+	if err != nil {
+		return err
+	}
+	if cc.Before != nil {
+		cc.Before = clone(cc.Before)
+	}
+	if cc.After != nil {
+		cc.After = clone(cc.After)
+	}
+	r.pending = append(r.pending, cc)
+	return nil
+}
+
+func (r *replayer) Commit(_ context.Context, _ change.TxEnd) error {
+	for i := range r.pending {
+		c := &r.pending[i]
+		switch c.Op {
+		case change.Insert:
+			r.res.Inserts++
+		case change.Update:
+			r.res.Updates++
+		case change.Delete:
+			r.res.Deletes++
+		}
+		if err := r.each(c); err != nil {
+			return err
+		}
+	}
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	return nil
+}
+
+func (r *replayer) Rollback(context.Context) error { r.pending = r.pending[:0]; return nil }
+func (r *replayer) Close(context.Context) error    { return nil }
+
+func (r *Result) addNotes(cv *converter) {
+	keys := make([]string, 0, len(cv.notes))
+	for k := range cv.notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d rows)", k, cv.notes[k]))
+	}
+}
+
+// Rebuild replays inc's row changes (pass C) into memory and returns the
+// table's final rows, in the final schema (s.Final), in insertion order.
+// Memory use is proportional to the table's final size.
+func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) ([]change.Row, *Result, error) {
+	res := &Result{}
+	if s.Final == nil {
+		return nil, res, nil // no row change in the binlogs: an empty table
+	}
+	st := newStore(s.Final, false)
+	cv := newConverter(s.Final, s.finalPos, inc.alters)
+	r := &replayer{cat: h.cat, inc: inc, conv: cv, res: res, each: func(c *change.Change) error {
+		st.apply(c)
+		return nil
+	}}
+	if err := h.run(ctx, r, h.stopFor(inc)); err != nil {
+		return nil, nil, err
+	}
+	res.Conflicts = st.c
+	res.Rows = st.size()
+	res.addNotes(cv)
+	rows := st.sorted()
+	for _, r := range rows {
+		if !complete(r) {
+			res.Partial++
+		}
+	}
+	return rows, res, nil
+}
+
+// Apply replays inc's row changes (pass C) into out, each source
+// transaction's changes followed by its Commit, in the final schema
+// (s.Final, whose name is the output name). It closes out. Conflicts
+// count, from the keys the binlogs inserted, the changes that refer to
+// rows the binlogs did not insert (memory: the table's keys). from, if
+// set, is where to resume (a transaction boundary: out's checkpoint);
+// the conflicts are then counted from there.
+func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out sink.Sink, from change.Position) (*Result, error) {
+	res := &Result{}
+	if s.Final == nil {
+		return res, out.Close(ctx)
+	}
+	keys := newStore(s.Final, true)
+	cv := newConverter(s.Final, s.finalPos, inc.alters)
+	a := &applier{out: out, r: replayer{cat: h.cat, inc: inc, conv: cv, res: res}}
+	a.r.each = func(c *change.Change) error {
+		keys.apply(c)
+		return out.Write(ctx, c)
+	}
+	err := h.runFrom(ctx, a, from, h.stopFor(inc))
+	res.Conflicts = keys.c
+	res.addNotes(cv)
+	return res, err
+}
+
+// applier forwards the replayer's changes and every commit to a sink.
+type applier struct {
+	out sink.Sink
+	r   replayer
+}
+
+func (a *applier) Write(ctx context.Context, c *change.Change) error { return a.r.Write(ctx, c) }
+func (a *applier) Commit(ctx context.Context, tx change.TxEnd) error {
+	if err := a.r.Commit(ctx, tx); err != nil {
+		return err
+	}
+	return a.out.Commit(ctx, tx)
+}
+func (a *applier) Rollback(ctx context.Context) error {
+	a.r.Rollback(ctx)
+	return a.out.Rollback(ctx)
+}
+func (a *applier) Close(ctx context.Context) error { return a.out.Close(ctx) }
+
+// Limits of one multi-row INSERT in WriteSQL's output.
+const (
+	maxInsertRows  = 1000
+	maxInsertBytes = 1 << 20
+)
+
+// WriteSQL writes the SQL that recreates the table: a header comment
+// (header lines), the session settings, CREATE DATABASE IF NOT EXISTS,
+// the CREATE TABLE and multi-row INSERTs with exact literals
+// (sink/sqltext).
+func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.Row) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	for _, l := range header {
+		fmt.Fprintf(bw, "-- %s\n", l)
+	}
+	for _, q := range sqltext.SessionSetup {
+		fmt.Fprintf(bw, "%s;\n", q)
+	}
+	if db != "" {
+		fmt.Fprintf(bw, "CREATE DATABASE IF NOT EXISTS %s;\n", tablemap.QuoteIdent(db))
+	}
+	fmt.Fprintf(bw, "%s;\n", s.CreateSQL)
+	var b sqltext.Builder
+	var cols, prev []int
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		b.SQL = append(b.SQL, ";\n"...)
+		if err := b.Err(); err != nil {
+			return err
+		}
+		_, err := bw.Write(b.SQL)
+		b.Reset()
+		n = 0
+		return err
+	}
+	for _, row := range rows {
+		cols = sqltext.Columns(cols[:0], row, nil)
+		if n > 0 && (n >= maxInsertRows || len(b.SQL) >= maxInsertBytes || !equalInts(cols, prev)) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			b.InsertHead("INSERT", s.Final, cols)
+			prev = append(prev[:0], cols...)
+		} else {
+			b.SQL = append(b.SQL, ',')
+		}
+		b.InsertTuple(cols, row)
+		n++
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

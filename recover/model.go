@@ -1,0 +1,243 @@
+package recovery
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Conflicts counts the row changes that do not fit what the binlogs
+// inserted before them. For a table created inside the binlogs they mean
+// the binlogs are incomplete; for a table older than the binlogs, the
+// updates and deletes of rows it had before them are expected.
+type Conflicts struct {
+	// UpdateMissing and DeleteMissing: updates and deletes of a row the
+	// binlogs never inserted (or had deleted).
+	UpdateMissing, DeleteMissing uint64
+	// InsertExisting: inserts (or key-changing updates) of a key that
+	// already held a row. The later row wins.
+	InsertExisting uint64
+	// Unidentifiable: changes of a table without a primary key whose
+	// image lacks columns (binlog_row_image MINIMAL): the row cannot be
+	// found. They are left out.
+	Unidentifiable uint64
+	// Incomplete: updates of a row the binlogs never inserted whose after
+	// image lacks columns, so the row cannot be rebuilt; left out.
+	Incomplete uint64
+}
+
+// Total is the number of conflicts.
+func (c Conflicts) Total() uint64 {
+	return c.UpdateMissing + c.DeleteMissing + c.InsertExisting + c.Unidentifiable
+}
+
+// store is the table's content rebuilt in memory: the rows keyed by
+// primary key, or, without one, by their full image (with a count, as
+// such a table may hold equal rows). With keysOnly it keeps the keys but
+// not the rows, to count conflicts while the rows go elsewhere.
+//
+// Memory is proportional to the table's final size (plus one source
+// transaction's changes, held until it commits).
+type store struct {
+	t        *tablemap.Table
+	keysOnly bool
+	rows     map[string]*entry
+	seq      uint64
+	c        Conflicts
+	keyBuf   []byte
+}
+
+type entry struct {
+	row   change.Row // nil with keysOnly
+	seq   uint64     // insertion order, for a stable output
+	count int        // how many equal rows (tables without a primary key)
+}
+
+func newStore(t *tablemap.Table, keysOnly bool) *store {
+	return &store{t: t, keysOnly: keysOnly, rows: map[string]*entry{}}
+}
+
+// key encodes the row's key: its primary key columns, or every column.
+// ok is false when a key column is absent from the image.
+func (s *store) key(row change.Row) (string, bool) {
+	b := s.keyBuf[:0]
+	add := func(v change.Value) bool {
+		if v.IsAbsent() {
+			return false
+		}
+		b = append(b, byte(v.Kind()))
+		b = binary.AppendUvarint(b, v.Uint())
+		b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
+		b = append(b, v.Bytes()...)
+		return true
+	}
+	if len(s.t.PrimaryKey) > 0 {
+		for _, i := range s.t.PrimaryKey {
+			if i >= len(row) || !add(row[i]) {
+				return "", false
+			}
+		}
+	} else {
+		for _, v := range row {
+			if !add(v) {
+				return "", false
+			}
+		}
+	}
+	s.keyBuf = b
+	return string(b), true
+}
+
+func (s *store) pk() bool { return len(s.t.PrimaryKey) > 0 }
+
+func complete(row change.Row) bool {
+	for _, v := range row {
+		if v.IsAbsent() {
+			return false
+		}
+	}
+	return true
+}
+
+func clone(row change.Row) change.Row {
+	out := make(change.Row, len(row))
+	for i, v := range row {
+		out[i] = v.Clone()
+	}
+	return out
+}
+
+// put stores row under k with insertion order seq (0: a new one).
+func (s *store) put(k string, row change.Row, seq uint64) {
+	if seq == 0 {
+		s.seq++
+		seq = s.seq
+	}
+	if e := s.rows[k]; e != nil && !s.pk() {
+		e.count++ // an equal row
+		return
+	}
+	e := &entry{seq: seq, count: 1}
+	if !s.keysOnly {
+		e.row = clone(row)
+	}
+	s.rows[k] = e
+}
+
+// remove drops one row under k; false when there is none.
+func (s *store) remove(k string) bool {
+	e := s.rows[k]
+	if e == nil {
+		return false
+	}
+	e.count--
+	if e.count <= 0 {
+		delete(s.rows, k)
+	}
+	return true
+}
+
+// insert stores row under k, counting a duplicate key as a conflict.
+func (s *store) insert(k string, row change.Row, seq uint64) {
+	if s.pk() {
+		if _, dup := s.rows[k]; dup {
+			s.c.InsertExisting++
+			delete(s.rows, k)
+		}
+	}
+	s.put(k, row, seq)
+}
+
+func merge(base, after change.Row) change.Row {
+	row := clone(base)
+	for i, v := range after {
+		if !v.IsAbsent() && i < len(row) {
+			row[i] = v
+		}
+	}
+	return row
+}
+
+// apply applies one change in the final schema.
+func (s *store) apply(c *change.Change) {
+	switch c.Op {
+	case change.Insert:
+		k, ok := s.key(c.After)
+		if !ok {
+			s.c.Unidentifiable++
+			return
+		}
+		s.insert(k, c.After, 0)
+	case change.Delete:
+		k, ok := s.key(c.Before)
+		if !ok {
+			s.c.Unidentifiable++
+			return
+		}
+		if !s.remove(k) {
+			s.c.DeleteMissing++
+		}
+	case change.Update:
+		kb, ok := s.key(c.Before)
+		if !ok {
+			s.c.Unidentifiable++
+			return
+		}
+		e := s.rows[kb]
+		var row change.Row
+		var seq uint64
+		if e == nil {
+			s.c.UpdateMissing++
+			// A row from before the binlogs: its after image is its content,
+			// when the image is complete.
+			if !complete(c.After) {
+				s.c.Incomplete++
+				return
+			}
+			row = c.After
+		} else {
+			base := e.row
+			if s.keysOnly {
+				base = c.Before // it holds the key columns at least
+			}
+			row = merge(base, c.After)
+			if s.pk() {
+				seq = e.seq
+			}
+			s.remove(kb)
+		}
+		ka, ok := s.key(row)
+		if !ok {
+			s.c.Unidentifiable++
+			return
+		}
+		s.insert(ka, row, seq)
+	}
+}
+
+// sorted returns the rows in insertion order, each repeated by its count.
+func (s *store) sorted() []change.Row {
+	es := make([]*entry, 0, len(s.rows))
+	for _, e := range s.rows {
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	var out []change.Row
+	for _, e := range es {
+		for n := 0; n < e.count; n++ {
+			out = append(out, e.row)
+		}
+	}
+	return out
+}
+
+// size is the number of rows.
+func (s *store) size() uint64 {
+	var n uint64
+	for _, e := range s.rows {
+		n += uint64(e.count)
+	}
+	return n
+}

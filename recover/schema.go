@@ -1,0 +1,218 @@
+package recovery
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Schema is the table a recovery creates.
+type Schema struct {
+	// CreateSQL is the CREATE TABLE statement, for the output name
+	// (without a trailing ';').
+	CreateSQL string
+	// From says where it comes from, for messages.
+	From string
+	// FromBinlogStatement is true when CreateSQL is the binlog's own
+	// CREATE TABLE statement (renamed), false when it was built from a
+	// TABLE_MAP.
+	FromBinlogStatement bool
+	// Final is the incarnation's last TABLE_MAP, renamed to the output
+	// name: the columns its rows are written in. nil when no row of it is
+	// in the binlogs.
+	Final    *tablemap.Table
+	finalPos change.Position
+	// Warnings are things the user should know about the schema.
+	Warnings []string
+}
+
+// lastTable returns the incarnation's last TABLE_MAP, or that of the
+// incarnation a TRUNCATE replaced when this one has no rows.
+func (inc *Incarnation) lastTableMap() (*tablemap.Table, change.Position) {
+	for i := inc; i != nil; i = i.inherit {
+		if i.lastTable != nil {
+			return i.lastTable, i.lastPos
+		}
+	}
+	return nil, change.Position{}
+}
+
+// Schema returns the table to create for inc under db.name. mariadb
+// chooses MariaDB's collation names for a CREATE TABLE built from a
+// TABLE_MAP (the target's flavor).
+//
+// The binlog's own CREATE TABLE statement is used when the incarnation
+// was created inside the binlogs by a statement that defines its columns
+// (not LIKE, not … SELECT) and no ALTER TABLE changed it since; otherwise
+// CREATE TABLE is built from its last TABLE_MAP (tablemap.CreateTable).
+func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Schema, error) {
+	s := &Schema{}
+	last, lastPos := inc.lastTableMap()
+	if last != nil {
+		f := *last
+		f.DB, f.Name = db, name
+		s.Final, s.finalPos = &f, lastPos
+	}
+	if inc.createSQL != "" && len(inc.alters) == 0 && !inc.alteredBefore {
+		sql, warn := rewriteCreate(inc.createSQL, inc.createName, db, name, s.Final, mariadb)
+		s.CreateSQL, s.FromBinlogStatement = sql, true
+		s.From = "the binlog's CREATE TABLE statement"
+		if inc.Created != nil && inc.CreatedBy == "CREATE TABLE" {
+			s.From += fmt.Sprintf(" at %s:%d", inc.Created.Pos.File, inc.Created.Pos.Offset)
+		}
+		if warn != "" {
+			s.Warnings = append(s.Warnings, warn)
+		}
+		return s, nil
+	}
+	if s.Final == nil {
+		why := "it existed before the binlogs"
+		switch {
+		case inc.Created != nil && inc.CreatedBy != "CREATE TABLE":
+			why = "it was created by " + inc.CreatedBy
+		case inc.createSQL != "":
+			why = "ALTER TABLE changed it after its CREATE TABLE"
+		}
+		return nil, fmt.Errorf("the columns of incarnation #%d of %s are unknown: %s, and the binlogs hold no row change of it (so no TABLE_MAP)",
+			inc.N, quoteName(h.DB, h.Table), why)
+	}
+	sql, err := tablemap.CreateTable(s.Final, tablemap.CreateOptions{MariaDB: mariadb})
+	if err != nil {
+		return nil, err
+	}
+	s.CreateSQL = sql
+	s.From = fmt.Sprintf("the TABLE_MAP of its last row change, at %s:%d", lastPos.File, lastPos.Offset)
+	for _, a := range inc.alters {
+		if before(lastPos, a.ev.Pos) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("ALTER TABLE at %s:%d came after the last row change of the table: it is rebuilt as it was before that ALTER (%.120s)",
+				a.ev.Pos.File, a.ev.Pos.Offset, oneLine(a.ev.SQL)))
+		}
+	}
+	return s, nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// rewriteCreate turns the binlog's CREATE TABLE statement into one that
+// creates db.name: "CREATE TABLE `db`.`name`" and the statement's text
+// after its table name. When the statement leaves the character set of
+// some text columns to the database's default (which the target's may
+// not share), the table's DEFAULT CHARSET and COLLATE are pinned to what
+// the TABLE_MAP says those columns had.
+func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Table, mariadb bool) (string, string) {
+	rest := sql[n.end:]
+	// MySQL 8.0.21+ logs CREATE TABLE … SELECT as "CREATE TABLE t (…)
+	// START TRANSACTION" followed by the rows: a clause for the applier only.
+	if toks := lex(rest); len(toks) >= 2 && toks[len(toks)-2].is("START") && toks[len(toks)-1].is("TRANSACTION") {
+		rest = rest[:toks[len(toks)-2].start]
+	}
+	out := "CREATE TABLE " + quoteName(db, name) + rest
+	out = strings.TrimRight(strings.TrimSpace(out), "; \t\n")
+	if final == nil {
+		return out, ""
+	}
+	coll, err := defaultCollation(out, final)
+	if err != nil {
+		return out, err.Error()
+	}
+	if coll == 0 {
+		return out, ""
+	}
+	c, ok := charset.LookupFlavor(coll, mariadb)
+	if !ok {
+		return out, ""
+	}
+	return out + " DEFAULT CHARSET=" + c.Charset + " COLLATE=" + c.Name, ""
+}
+
+// defaultCollation returns the collation the text columns that name no
+// character set had (0: there are none, or the table names its own).
+func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
+	toks := lex(create)
+	p := &parser{toks: toks}
+	p.accept("CREATE", "TABLE")
+	if _, ok := p.name(); !ok || !p.peek(0).isPunct('(') {
+		return 0, nil
+	}
+	open := p.i
+	p.skipGroup()
+	body := toks[open+1 : max(open+1, p.i-1)]
+	for _, t := range toks[p.i:] {
+		if t.is("CHARSET") || t.is("CHARACTER") || t.is("COLLATE") {
+			return 0, nil // the table names its default
+		}
+	}
+	byName := map[string]*tablemap.Column{}
+	for i := range final.Columns {
+		byName[strings.ToLower(final.Columns[i].Name)] = &final.Columns[i]
+	}
+	var coll uint32
+	for _, def := range splitTop(body) {
+		if len(def) < 2 || !def[0].ident() || (def[0].kind == tWord && isConstraintWord(def[0].text)) {
+			continue
+		}
+		if !isTextType(def[1]) {
+			continue
+		}
+		explicit := false
+		for _, t := range def[2:] {
+			if t.is("CHARSET") || t.is("CHARACTER") || t.is("COLLATE") || t.is("BINARY") || t.is("ASCII") || t.is("UNICODE") || t.is("BYTE") {
+				explicit = true
+				break
+			}
+		}
+		if explicit {
+			continue
+		}
+		c := byName[strings.ToLower(def[0].text)]
+		if c == nil || c.Collation == 0 || c.Collation == 63 {
+			continue
+		}
+		if coll != 0 && coll != c.Collation {
+			return 0, errors.New("the binlog's CREATE TABLE statement leaves the character set of its text columns to the database default, and they differ in the binlog: the target database's default applies")
+		}
+		coll = c.Collation
+	}
+	return coll, nil
+}
+
+func isConstraintWord(w string) bool {
+	switch strings.ToUpper(w) {
+	case "PRIMARY", "KEY", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "SYSTEM":
+		return true
+	}
+	return false
+}
+
+func isTextType(t token) bool {
+	if t.kind != tWord {
+		return false
+	}
+	switch strings.ToUpper(t.text) {
+	case "CHAR", "VARCHAR", "CHARACTER", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "LONG", "ENUM", "SET":
+		return true
+	}
+	return false
+}
+
+// splitTop splits tokens at top-level commas.
+func splitTop(toks []token) [][]token {
+	var out [][]token
+	depth, start := 0, 0
+	for i, t := range toks {
+		switch {
+		case t.isPunct('('):
+			depth++
+		case t.isPunct(')'):
+			depth--
+		case t.isPunct(',') && depth == 0:
+			out = append(out, toks[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, toks[start:])
+}
