@@ -272,3 +272,57 @@ func appendStr[T string | []byte](b []byte, s T) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// Encoder encodes changes as the JSON objects of the line contract (see
+// the README), for sinks that carry one object per message instead of one
+// per line. The zero value is ready to use; an Encoder is not safe for
+// concurrent use.
+type Encoder struct{ enc encoder }
+
+// AppendChange appends c's JSON object, exactly as a line of the JSON
+// lines output but without the trailing newline.
+func (e *Encoder) AppendChange(dst []byte, c *change.Change) []byte {
+	b := e.enc.appendChange(dst, c)
+	return b[:len(b)-1]
+}
+
+// AppendKey appends the values of c's primary key as a JSON array in key
+// order (the order of "pk"), encoded like the values of "before"/"after":
+// the row after the change for inserts and updates, the row before it for
+// deletes. A key column absent from the after image (binlog_row_image
+// MINIMAL: the key did not change) is taken from the before image. It
+// returns dst and false when c is DDL or its table has no primary key.
+func (e *Encoder) AppendKey(dst []byte, c *change.Change) ([]byte, bool) {
+	if c.After != nil {
+		return appendKey(dst, c.Table, c.After, c.Before)
+	}
+	return appendKey(dst, c.Table, c.Before, nil)
+}
+
+// AppendBeforeKey is AppendKey for the row before the change (updates and
+// deletes): with AppendKey, it tells an UPDATE that moved a row to
+// another key.
+func (e *Encoder) AppendBeforeKey(dst []byte, c *change.Change) ([]byte, bool) {
+	return appendKey(dst, c.Table, c.Before, nil)
+}
+
+func appendKey(b []byte, t *tablemap.Table, row, fallback change.Row) ([]byte, bool) {
+	if t == nil || len(t.PrimaryKey) == 0 || row == nil {
+		return b, false
+	}
+	b = append(b, '[')
+	for i, col := range t.PrimaryKey {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var v change.Value // Absent: encoded as null
+		if col < len(row) {
+			v = row[col]
+		}
+		if v.IsAbsent() && col < len(fallback) {
+			v = fallback[col]
+		}
+		b = appendValue(b, v)
+	}
+	return append(b, ']'), true
+}

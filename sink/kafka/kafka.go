@@ -1,0 +1,513 @@
+// Package kafka publishes changes to Apache Kafka (or any broker speaking
+// its protocol), with github.com/twmb/franz-go.
+//
+// Each row change becomes one record:
+//
+//   - topic: one per table, "<prefix>.<db>.<table>" by default (see
+//     Options.Topic); DDL records go to "<prefix>.schema-changes";
+//   - key: the primary key's values as a JSON array ([42], ["a",1]), so
+//     every change of a row lands on the same partition, in order; null
+//     for a table without a primary key (such records are spread over the
+//     partitions: no order between them unless the topic has one partition);
+//   - value: the same JSON object as a line of 'binlogcdc read';
+//   - headers: binlogcdc.file, binlogcdc.offset, binlogcdc.row (the
+//     change's position) and binlogcdc.gtid (when the binlog has GTIDs).
+//
+// With Options.Tombstones a delete is followed by a tombstone (same key,
+// null value), so log compaction can drop the row.
+//
+// Delivery. By default at-least-once: records are produced as they are
+// written, Flush waits until the brokers acknowledged everything produced
+// so far, and the caller checkpoints only after that. After a crash the
+// transactions since the last checkpoint are published again
+// (deduplicate on the position headers). With Options.ExactlyOnce every
+// source transaction is one Kafka transaction that also writes the resume
+// point to the compacted topic "<prefix>.checkpoints" (key: the replica
+// name); consumers that read with isolation.level=read_committed then see
+// every change exactly once, and Resume reads the resume point back.
+//
+// Records are never dropped: a record that cannot be delivered (after the
+// client's retries, or at once for errors that retrying cannot fix, such
+// as a message too large) makes every later call fail with an *Error that
+// names the table and the binlog position.
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/sink/jsonl"
+)
+
+var _ sink.Sink = (*Sink)(nil)
+
+// Record header names.
+const (
+	HeaderFile   = "binlogcdc.file"
+	HeaderOffset = "binlogcdc.offset"
+	HeaderRow    = "binlogcdc.row"
+	HeaderGTID   = "binlogcdc.gtid"
+)
+
+// Defaults.
+const (
+	DefaultTopicPrefix        = "binlogcdc"
+	DefaultTopic              = "{prefix}.{db}.{table}"
+	DefaultReplica            = "binlogcdc"
+	DefaultMaxBufferedRecords = 10000
+	DefaultMaxBufferedBytes   = 64 << 20
+	DefaultTransactionTimeout = time.Minute
+	DefaultCloseTimeout       = 30 * time.Second
+)
+
+// Options configure a Sink. Only Brokers is required.
+type Options struct {
+	// Brokers are the seed brokers, host:port.
+	Brokers []string
+
+	// TopicPrefix is {prefix} in Topic, and the prefix of the
+	// schema-changes and checkpoints topics (default DefaultTopicPrefix).
+	TopicPrefix string
+	// Topic is the template of a table's topic, with {prefix}, {db} and
+	// {table} (default DefaultTopic). Characters of db and table names
+	// that Kafka does not allow in topic names ([a-zA-Z0-9._-]) become '_'.
+	Topic string
+
+	// Tombstones adds a record with a null value after each delete (and,
+	// for an update that changed the primary key, for the old key).
+	Tombstones bool
+
+	// TLS enables TLS with this configuration; nil means plaintext.
+	TLS *tls.Config
+	// SASL authenticates with this mechanism; nil means none.
+	SASL sasl.Mechanism
+
+	// ExactlyOnce publishes each source transaction in one Kafka
+	// transaction, together with its resume point (see Resume).
+	ExactlyOnce bool
+	// Replica names this publisher (default DefaultReplica): it is the
+	// Kafka transactional.id and the key of its resume point in the
+	// checkpoints topic. Two publishers running with the same name fence
+	// each other.
+	Replica string
+	// TransactionTimeout bounds one Kafka transaction (default
+	// DefaultTransactionTimeout; at most the brokers'
+	// transaction.max.timeout.ms).
+	TransactionTimeout time.Duration
+
+	// FlushEachCommit makes Commit wait until the transaction's records
+	// are acknowledged (at-least-once; with ExactlyOnce it always does).
+	// Without it, call Flush before checkpointing.
+	FlushEachCommit bool
+
+	// MaxBufferedRecords and MaxBufferedBytes bound what waits in memory
+	// for the brokers (defaults DefaultMaxBufferedRecords and
+	// DefaultMaxBufferedBytes); when full, Write blocks until the brokers
+	// catch up.
+	MaxBufferedRecords, MaxBufferedBytes int
+	// MaxMessageBytes is the largest record batch sent (0: franz-go's
+	// default of 1000012 bytes, Kafka's default max.message.bytes). A
+	// record larger than this fails with an *Error.
+	MaxMessageBytes int
+	// DeliveryTimeout fails a record that could not be delivered for this
+	// long (0: retry until it is, or until the context ends).
+	DeliveryTimeout time.Duration
+	// CloseTimeout bounds how long Close waits for the last records
+	// (default DefaultCloseTimeout).
+	CloseTimeout time.Duration
+
+	// Server identifies the source in saved resume points ("host:port").
+	Server string
+	// Logf reports broker outages and recoveries (nil: silent).
+	Logf func(format string, args ...any)
+
+	// ClientOpts are appended to the franz-go client options (tests).
+	ClientOpts []kgo.Opt
+}
+
+// withDefaults fills the zero values in.
+func (o Options) withDefaults() Options {
+	if o.TopicPrefix == "" {
+		o.TopicPrefix = DefaultTopicPrefix
+	}
+	if o.Topic == "" {
+		o.Topic = DefaultTopic
+	}
+	if o.Replica == "" {
+		o.Replica = DefaultReplica
+	}
+	if o.TransactionTimeout <= 0 {
+		o.TransactionTimeout = DefaultTransactionTimeout
+	}
+	if o.MaxBufferedRecords <= 0 {
+		o.MaxBufferedRecords = DefaultMaxBufferedRecords
+	}
+	if o.MaxBufferedBytes <= 0 {
+		o.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
+	return o
+}
+
+// Validate reports settings that cannot work.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	if len(o.Brokers) == 0 {
+		return errors.New("kafka: no brokers given")
+	}
+	for _, b := range o.Brokers {
+		if b == "" {
+			return errors.New("kafka: an empty broker address")
+		}
+	}
+	if err := validTopic(o.TopicPrefix); err != nil {
+		return fmt.Errorf("kafka: topic prefix: %w", err)
+	}
+	if _, err := parseTemplate(o.Topic, o.TopicPrefix); err != nil {
+		return err
+	}
+	if o.MaxMessageBytes != 0 && (o.MaxMessageBytes < 512 || o.MaxMessageBytes > 1<<30) {
+		return fmt.Errorf("kafka: max message bytes %d is out of range [512, 1GiB]", o.MaxMessageBytes)
+	}
+	if o.ExactlyOnce && o.Replica == "" {
+		return errors.New("kafka: exactly-once needs a replica name")
+	}
+	return nil
+}
+
+// SchemaTopic is the topic of DDL records.
+func (o Options) SchemaTopic() string { return o.withDefaults().TopicPrefix + ".schema-changes" }
+
+// CheckpointTopic is the topic of resume points (with ExactlyOnce).
+func (o Options) CheckpointTopic() string { return o.withDefaults().TopicPrefix + ".checkpoints" }
+
+// Sink publishes changes to Kafka. Its methods, except Flush, must not be
+// called concurrently.
+type Sink struct {
+	opts Options
+	cl   *kgo.Client
+	tmpl *template
+	enc  jsonl.Encoder
+	log  *outageLog
+
+	topics map[tableName]string // table → topic
+	ready  map[string]bool      // topics known to exist
+
+	inTxn     bool          // ExactlyOnce: a Kafka transaction is open
+	txRecords int           // records written in the open source transaction
+	pendingCP *change.TxEnd // ExactlyOnce: a resume point not yet written
+	lastCP    time.Time     // when the last resume point was written
+	resumed   bool          // Resume ran (ExactlyOnce: the producer is fenced in)
+	resumeCP  *checkpoint.Checkpoint
+
+	mu       sync.Mutex
+	err      error // the first delivery error: sticky
+	closed   bool
+	closeErr error
+	promise  func(*kgo.Record, error)
+
+	// Records counts the records produced (tombstones included).
+	Records uint64
+}
+
+type tableName struct{ db, table string }
+
+// New returns a Sink. It does no I/O: the brokers are contacted on first
+// use.
+func New(opts Options) (*Sink, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	tmpl, _ := parseTemplate(opts.Topic, opts.TopicPrefix)
+	s := &Sink{opts: opts, tmpl: tmpl, topics: map[tableName]string{}, ready: map[string]bool{},
+		log: &outageLog{logf: opts.Logf}}
+	s.promise = s.delivered
+	cl, err := kgo.NewClient(s.clientOpts(true)...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	s.cl = cl
+	return s, nil
+}
+
+// clientOpts are the franz-go options; producer adds the producer's.
+func (s *Sink) clientOpts(producer bool) []kgo.Opt {
+	o := s.opts
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(o.Brokers...),
+		kgo.ClientID("binlogcdc"),
+		kgo.WithHooks(s.log),
+	}
+	if o.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(o.TLS.Clone()))
+	}
+	if o.SASL != nil {
+		opts = append(opts, kgo.SASL(o.SASL))
+	}
+	if producer {
+		opts = append(opts,
+			kgo.MaxBufferedRecords(o.MaxBufferedRecords),
+			kgo.MaxBufferedBytes(o.MaxBufferedBytes),
+			// Topics are created (or found) before their first record, so an
+			// unknown topic is metadata still propagating: keep trying.
+			kgo.UnknownTopicRetries(50),
+		)
+		if o.MaxMessageBytes > 0 {
+			opts = append(opts, kgo.ProducerBatchMaxBytes(int32(o.MaxMessageBytes)))
+		}
+		if o.DeliveryTimeout > 0 {
+			opts = append(opts, kgo.RecordDeliveryTimeout(o.DeliveryTimeout))
+		}
+		if o.ExactlyOnce {
+			opts = append(opts, kgo.TransactionalID(o.Replica), kgo.TransactionTimeout(o.TransactionTimeout))
+		}
+	}
+	return append(opts, o.ClientOpts...)
+}
+
+// delivered is the promise of every record: it keeps the first error.
+func (s *Sink) delivered(r *kgo.Record, err error) {
+	if err == nil || errors.Is(err, kgo.ErrAborting) { // ErrAborting: our own Rollback
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = recordError(r, err)
+	}
+}
+
+// failure returns the sticky error, if any.
+func (s *Sink) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Sink) setFailure(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+	return s.err
+}
+
+// Write produces c's record(s). It blocks while the client's buffer is
+// full.
+func (s *Sink) Write(ctx context.Context, c *change.Change) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	topic, err := s.topicFor(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	headers := positionHeaders(c)
+	val := s.enc.AppendChange(make([]byte, 0, 256), c)
+	var key []byte
+	if c.Op == change.DDL {
+		key, _ = json.Marshal(c.DB)
+	} else if k, ok := s.enc.AppendKey(nil, c); ok {
+		key = k
+	}
+	s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: val, Headers: headers})
+	if s.opts.Tombstones && c.Op != change.DDL && key != nil {
+		switch c.Op {
+		case change.Delete:
+			s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Headers: headers})
+		case change.Update:
+			if old, ok := s.enc.AppendBeforeKey(nil, c); ok && string(old) != string(key) {
+				s.produce(ctx, &kgo.Record{Topic: topic, Key: old, Headers: headers})
+			}
+		}
+	}
+	return s.failure()
+}
+
+func (s *Sink) produce(ctx context.Context, r *kgo.Record) {
+	s.Records++
+	s.txRecords++
+	s.cl.Produce(ctx, r, s.promise)
+}
+
+// begin opens a Kafka transaction when ExactlyOnce needs one.
+func (s *Sink) begin(ctx context.Context) error {
+	if !s.opts.ExactlyOnce || s.inTxn {
+		return nil
+	}
+	if !s.resumed {
+		// Fence older publishers with this name before writing.
+		if _, err := s.Resume(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.cl.BeginTransaction(); err != nil {
+		return s.setFailure(&Error{Op: "beginning a transaction", Err: err})
+	}
+	s.inTxn = true
+	return nil
+}
+
+func positionHeaders(c *change.Change) []kgo.RecordHeader {
+	h := make([]kgo.RecordHeader, 3, 4)
+	h[0] = kgo.RecordHeader{Key: HeaderFile, Value: []byte(c.Pos.File)}
+	h[1] = kgo.RecordHeader{Key: HeaderOffset, Value: strconv.AppendUint(nil, c.Pos.Offset, 10)}
+	h[2] = kgo.RecordHeader{Key: HeaderRow, Value: strconv.AppendInt(nil, int64(c.RowIndex), 10)}
+	if c.GTID != "" {
+		h = append(h, kgo.RecordHeader{Key: HeaderGTID, Value: []byte(c.GTID)})
+	}
+	return h
+}
+
+// checkpointEvery is how often, at most, ExactlyOnce writes the resume
+// point after source transactions that published nothing (filtered out).
+// Skipping it is safe: those transactions are read again after a restart,
+// and publish nothing again.
+const checkpointEvery = time.Second
+
+// Commit ends the source transaction. With ExactlyOnce, it commits the
+// Kafka transaction with the resume point tx.Next; with FlushEachCommit,
+// it waits for the records to be acknowledged. It returns the first
+// delivery error, if any.
+func (s *Sink) Commit(ctx context.Context, tx change.TxEnd) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	n := s.txRecords
+	s.txRecords = 0
+	if !s.opts.ExactlyOnce {
+		if s.opts.FlushEachCommit {
+			return s.Flush(ctx)
+		}
+		return nil
+	}
+	if n == 0 && time.Since(s.lastCP) < checkpointEvery {
+		s.pendingCP = &tx
+		return nil
+	}
+	return s.commitTxn(ctx, tx)
+}
+
+// commitTxn writes the resume point and commits the Kafka transaction.
+func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	cp := checkpoint.Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID,
+		Server: s.opts.Server, Saved: time.Now().UTC()}
+	val, _ := json.Marshal(&cp)
+	s.Records++
+	s.cl.Produce(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val}, s.promise)
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := s.failure(); err != nil {
+		return err
+	}
+	// Never cancel an EndTxn half-way: its outcome would be unknown.
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.TransactionTimeout)
+	defer cancel()
+	if err := s.cl.EndTransaction(ectx, kgo.TryCommit); err != nil {
+		return s.setFailure(&Error{Op: fmt.Sprintf("committing the transaction that ends at %s:%d", tx.Next.File, tx.Next.Offset), Err: err,
+			Hint: "its outcome is unknown; restart: the run resumes from the last committed checkpoint, without loss or duplicates"})
+	}
+	s.inTxn = false
+	s.pendingCP = nil
+	s.lastCP = time.Now()
+	return nil
+}
+
+// Flush waits until every record produced so far is acknowledged, and
+// returns the first delivery error, if any. After Close it returns Close's
+// result. It is safe to call concurrently with Write.
+func (s *Sink) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	closed, closeErr := s.closed, s.closeErr
+	s.mu.Unlock()
+	if closed {
+		return closeErr
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	return s.failure()
+}
+
+// Rollback drops the open transaction. With ExactlyOnce, its records are
+// aborted (read_committed consumers never see them). Otherwise records
+// already produced cannot be taken back: they are delivered, and the
+// transaction, sent again, is published twice (at-least-once).
+func (s *Sink) Rollback(ctx context.Context) error {
+	s.txRecords = 0
+	if !s.opts.ExactlyOnce || !s.inTxn {
+		return nil
+	}
+	return s.abort(ctx)
+}
+
+func (s *Sink) abort(ctx context.Context) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.TransactionTimeout)
+	defer cancel()
+	err := s.cl.AbortBufferedRecords(actx)
+	if err == nil {
+		err = s.cl.EndTransaction(actx, kgo.TryAbort)
+	}
+	s.inTxn = false
+	if err != nil {
+		return s.setFailure(&Error{Op: "aborting a transaction", Err: err})
+	}
+	return nil
+}
+
+// Close waits (at most Options.CloseTimeout) for the records of committed
+// transactions, drops those of an open one, and closes the client. With
+// ExactlyOnce it first saves a resume point that is still pending.
+func (s *Sink) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		defer s.mu.Unlock()
+		return s.closeErr
+	}
+	s.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.CloseTimeout)
+	defer cancel()
+	var err error
+	if s.opts.ExactlyOnce {
+		if s.inTxn {
+			err = s.abort(cctx)
+		}
+		if err == nil && s.pendingCP != nil && s.failure() == nil {
+			err = s.commitTxn(cctx, *s.pendingCP)
+		}
+	} else if ferr := s.cl.Flush(cctx); ferr != nil {
+		err = &Error{Op: "delivering the last records", Err: ferr,
+			Hint: "the brokers did not acknowledge them in time; they may be published again after a restart"}
+	}
+	if ferr := s.failure(); ferr != nil {
+		err = ferr
+	}
+	s.cl.Close()
+	s.mu.Lock()
+	s.closed, s.closeErr = true, err
+	s.mu.Unlock()
+	return err
+}
