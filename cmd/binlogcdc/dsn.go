@@ -95,10 +95,15 @@ func (o *ConnOptions) redactedSource() string {
 	if err != nil {
 		return "(unparsable DSN)"
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "****")
+	if u.User == nil {
+		return u.String()
 	}
-	return u.Redacted()
+	user := url.User(u.User.Username()).String()
+	if _, ok := u.User.Password(); ok {
+		user += ":****" // not u.Redacted()'s xxxxx, nor url's %2A escapes
+	}
+	u.User = nil
+	return u.Scheme + "://" + user + "@" + strings.TrimPrefix(u.String(), u.Scheme+"://")
 }
 
 func (o *ConnOptions) tlsConfig(host string) (*tls.Config, error) {

@@ -37,6 +37,7 @@ Usage:
 Commands:
   read      decode binlog files into JSON lines
   stream    follow a live server as a replica, with checkpoints
+  recover   rebuild a dropped or truncated table from the binlogs
   version   print the version
 
 Run 'binlogcdc <command> --help' for a command's flags.
@@ -70,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runReadArgs(ctx, args[1:], stdout, stderr)
 	case "stream":
 		err = runStreamArgs(ctx, args[1:], stdout, stderr, sig)
+	case "recover": // binlogcdc recover: cmd/binlogcdc/recover.go
+		err = runRecoverArgs(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "binlogcdc", version)
 	case "help", "-h", "--help":

@@ -14,6 +14,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 )
 
@@ -25,6 +26,8 @@ type ReadOptions struct {
 	DDL                         bool
 	Output                      string
 	Progress                    bool
+	Replay                      ReplayOptions // --to, --format sql, --flashback (replay.go)
+	Kafka                       KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -35,9 +38,12 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
 	f.StringVar(&o.StartDatetime, "start-datetime", "", "skip transactions that started before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
 	f.StringVar(&o.StopDatetime, "stop-datetime", "", "stop at the first transaction that started at or after `TIME` (UTC)")
-	f.BoolVar(&o.DDL, "ddl", false, `also emit {"op":"ddl","db":…,"sql":…} records for schema changes`)
+	// --ddl[=apply|skip]: bare --ddl emits DDL records in JSON; replay applies DDL unless --ddl=skip (replay.go).
+	o.Replay.addDDLFlag(f, &o.DDL)
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	f.BoolVar(&o.Progress, "progress", false, "print progress to stderr (default: when stderr is a terminal)")
+	o.Replay.AddFlags(f, false) // replay.go
+	o.Kafka.AddFlags(f)         // kafka.go
 }
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
@@ -53,6 +59,11 @@ or sits in the same directory.
 The server must have written the binlog with binlog_format=ROW and
 binlog_row_metadata=FULL (MySQL 8.0+, MariaDB 10.5+); otherwise binlogcdc
 stops with an error that says how to fix the server.
+
+With --to, the changes are applied to a MySQL/MariaDB server instead,
+exactly once (it keeps its position in its binlogcdc.checkpoint table);
+--format sql writes them as SQL, --flashback the SQL that undoes them (see
+the README, "Replay").
 
 Flags:
 `
@@ -75,6 +86,15 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.NArg() == 0 {
 		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
 	}
+	if err := o.Kafka.take(f, &o.Replay.To); err != nil { // kafka.go: claims --to kafka://…
+		return err
+	}
+	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
+		return err
+	}
+	if o.Replay.enabled() {
+		return runReadReplay(ctx, o, f.Args(), stdout, stderr)
+	}
 	return runRead(ctx, o, f.Args(), stdout, stderr)
 }
 
@@ -82,6 +102,20 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	popts, start, err := o.pipelineOptions()
 	if err != nil {
 		return err
+	}
+	// --to kafka://… (kafka.go): with --kafka-exactly-once, a run resumes
+	// where the last one committed.
+	ks, kcp, err := openKafkaSink(ctx, o.Kafka, "", func(format string, args ...any) {
+		fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...)
+	})
+	if err != nil {
+		return err
+	}
+	if ks != nil {
+		defer ks.Close(ctx) // a no-op after the Close below
+	}
+	if kcp != nil {
+		start = kcp.Position()
 	}
 	src, err := binlog.OpenFiles(files, start)
 	if err != nil {
@@ -98,7 +132,10 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		defer f.Close()
 		out = f
 	}
-	sk := jsonl.New(out, jsonl.Options{})
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{})
+	if ks != nil { // --to kafka://…
+		sk = ks
+	}
 	p := pipeline.New(src, sk, popts)
 
 	var stopProgress func()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 )
 
@@ -35,6 +37,8 @@ type StreamOptions struct {
 	Output             string
 	Progress           bool
 	Heartbeat          time.Duration
+	Replay             ReplayOptions // --to, --format sql (replay.go)
+	Kafka              KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -47,10 +51,13 @@ func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.From, "from", "", "start at `now` (the current end of the binlog) or `earliest` (the oldest binlog the server has)")
 	f.StringVar(&o.Checkpoint, "checkpoint", "", "resume from and save progress to `FILE`; when it exists it wins over the start flags")
 	f.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "save the checkpoint at most this often (0: after every transaction); a longer interval means more lines re-sent after a crash")
-	f.BoolVar(&o.DDL, "ddl", false, "also emit DDL records")
+	// --ddl[=apply|skip]: bare --ddl emits DDL records in JSON; replay applies DDL unless --ddl=skip (replay.go).
+	o.Replay.addDDLFlag(f, &o.DDL)
 	f.StringVarP(&o.Output, "output", "o", "", "append to `FILE` instead of writing to stdout (fsynced before each checkpoint)")
 	f.BoolVar(&o.Progress, "progress", false, "print a status line to stderr every few seconds (default: when stderr is a terminal)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network stall and reconnects")
+	o.Replay.AddFlags(f, true) // replay.go
+	o.Kafka.AddFlags(f)        // kafka.go
 }
 
 const streamUsage = `Usage: binlogcdc stream --source mysql://user@host:port [flags]
@@ -69,6 +76,10 @@ transaction is printed again after a restart. Deduplicate on
 
 The server needs binlog_format=ROW and binlog_row_metadata=FULL, and the
 user REPLICATION SLAVE plus REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
+
+With --to mysql://…, the changes are applied to that server instead,
+exactly once: it keeps its position in its binlogcdc.checkpoint table,
+which wins over the start flags (see the README, "Replay").
 
 Flags:
 `
@@ -91,13 +102,38 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if f.NArg() > 0 {
 		return usageError{msg: "stream takes no arguments", hint: "to read files, use 'binlogcdc read FILE...'"}
 	}
+	if err := o.Kafka.take(f, &o.Replay.To); err != nil { // kafka.go: claims --to kafka://…
+		return err
+	}
+	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
+		return err
+	}
 	return runStream(ctx, o, stdout, stderr, sig)
 }
 
-func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, sig *signals) error {
+func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, sig *signals) (err error) {
 	cfg, err := o.Conn.liveConfig(o.Checkpoint)
 	if err != nil {
 		return err
+	}
+	if o.Heartbeat <= 0 {
+		return usageError{msg: fmt.Sprintf("--heartbeat must be positive, not %v", o.Heartbeat), hint: "--heartbeat 10s"}
+	}
+	// The server sends a heartbeat after this long without events, so a
+	// read that waits 3× as long is a stalled network (a half-open TCP
+	// connection never ends by itself). Without it DialLive's 10 s default
+	// applied whatever the flag said.
+	cfg.Heartbeat = o.Heartbeat
+	// Check the start flags before connecting: a usage error is one
+	// whether or not the server is up.
+	var startPos change.Position
+	if o.StartPosition != "" {
+		if startPos, err = parsePosition(o.StartPosition); err != nil {
+			return usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
+		}
+	}
+	if o.From != "" && o.From != "now" && o.From != "earliest" {
+		return usageError{msg: "--from: want now or earliest, not " + o.From, hint: "--from now"}
 	}
 	filter, err := pipeline.NewFilter(o.Tables, o.Exclude)
 	if err != nil {
@@ -106,6 +142,32 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...)
 	}
+
+	// SIGINT/SIGTERM stop gracefully from here on, also while connecting
+	// (exit 0, like a stop while streaming; a service manager stopping us
+	// during startup is no failure): the follower finishes its open
+	// transaction; anything else is cancelled.
+	var running atomic.Pointer[pipeline.Follower]
+	var saver *checkpointSaver
+	stopping := sig.onStop(func() {
+		if fl := running.Load(); fl != nil {
+			fl.RequestStop()
+		}
+	}, func() bool {
+		fl := running.Load()
+		return fl != nil && fl.InTransaction()
+	})
+	defer func() {
+		if !stopping() || (err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+			return
+		}
+		err = nil
+		if last := saver.last(); last.File != "" {
+			logf("stopped at %s:%d", last.File, last.Offset)
+		} else {
+			logf("stopped before the first transaction")
+		}
+	}()
 
 	if strings.EqualFold(o.Conn.SSLMode, "preferred") && cfg.TLS != nil {
 		if conn, err := binlog.Connect(ctx, cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
@@ -125,6 +187,26 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		logf("binlog_row_image is %s: row images lack some columns; they are omitted from before/after (never shown as null)", info.RowImage)
 	}
 
+	// Replay (--to, --format sql; replay.go): the target's checkpoint wins
+	// over the start flags.
+	rp, err := o.Replay.openReplay(ctx, logf)
+	if err != nil {
+		return err
+	}
+	replayStart, err := rp.streamStart(ctx, cfg, logf)
+	if err != nil {
+		return err
+	}
+	// --to kafka://… (kafka.go): with --kafka-exactly-once the resume point
+	// kept in Kafka wins over the start flags.
+	ks, kcp, err := openKafkaSink(ctx, o.Kafka, net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), logf)
+	if err != nil {
+		return err
+	}
+	if ks != nil {
+		defer ks.Close(ctx) // a no-op after the Close below
+	}
+
 	// Where to start.
 	var start change.Position
 	gtid := ""
@@ -135,6 +217,12 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 	}
 	switch {
+	case replayStart.File != "": // replay.go: the target's checkpoint
+		start = replayStart
+	case kcp != nil: // kafka.go: the resume point kept in Kafka
+		if start, err = kafkaStart(ctx, cfg, kcp); err != nil {
+			return err
+		}
 	case cp != nil:
 		start = cp.Position()
 		ok, err := binlog.BinlogExists(ctx, cfg, start.File)
@@ -142,26 +230,31 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			return err
 		}
 		if !ok {
-			return &binlog.PreflightError{Problem: fmt.Sprintf("the checkpoint in %s resumes at %s:%d, but the server no longer has %s", o.Checkpoint, start.File, start.Offset, start.File),
-				Hint: "it was purged: the changes since the checkpoint are gone from the server. Rebuild from a fresh snapshot and restart with --from now (after moving the checkpoint away), or use --from earliest to accept the gap"}
+			next, state, err := resumeAfterPurge(ctx, cfg, cp)
+			if err != nil {
+				return err
+			}
+			if next.File == "" {
+				return &binlog.PreflightError{Problem: fmt.Sprintf("the checkpoint in %s resumes at %s:%d, but the server no longer has %s", o.Checkpoint, start.File, start.Offset, start.File),
+					Hint: "it was purged: the changes since the checkpoint are gone from the server. Rebuild from a fresh snapshot and restart with --from now (after moving the checkpoint away), or use --from earliest to accept the gap"}
+			}
+			logf("the server no longer has %s, but lost nothing after the checkpoint: its oldest binlog %s starts at GTID state %s, which the checkpoint's %s covers",
+				start.File, next.File, state, cp.GTIDSet)
+			start = next
 		}
 		logf("resuming from checkpoint %s at %s:%d", o.Checkpoint, start.File, start.Offset)
 	case o.StartPosition != "":
-		if start, err = parsePosition(o.StartPosition); err != nil {
-			return usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
-		}
+		start = startPos
 	case o.StartGTID != "":
 		gtid = o.StartGTID
 	case o.From == "" || o.From == "now":
 		if start, err = binlog.CurrentPosition(ctx, cfg); err != nil {
 			return err
 		}
-	case o.From == "earliest":
+	default: // earliest
 		if start, err = binlog.EarliestPosition(ctx, cfg); err != nil {
 			return err
 		}
-	default:
-		return usageError{msg: "--from: want now or earliest, not " + o.From, hint: "--from now"}
 	}
 
 	var out io.Writer = stdout
@@ -173,18 +266,40 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		defer outFile.Close()
 		out = outFile
 	}
-	sk := jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: outFile != nil})
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: outFile != nil})
+	if rp != nil { // replay.go: apply to --to, or write SQL
+		if sk, err = rp.streamSink(out, start); err != nil {
+			return err
+		}
+	}
+	if ks != nil { // kafka.go
+		sk = ks
+	}
 
-	saver := &checkpointSaver{path: o.Checkpoint, interval: o.CheckpointInterval, server: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))}
+	saver = &checkpointSaver{path: o.Checkpoint, interval: o.CheckpointInterval, server: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))}
+	if ks != nil { // kafka.go: checkpoint only what the brokers acknowledged
+		saver.beforeSave = func() error { return ks.Flush(ctx) }
+	}
+	saver.lastTx.Next = start
 	if cp != nil {
 		saver.gtids = parseMariaGTIDs(cp.GTIDSet)
+		saver.lastTx.GTID = cp.LastGTID
+	} else if start.File != "" {
+		// Save the start point before any transaction: --from now is
+		// resolved once, so a stop (or a crash) before the first commit
+		// would otherwise make the next run resolve "now" again and skip
+		// what was committed in between.
+		saver.pending = &checkpoint.Checkpoint{File: start.File, Offset: start.Offset, Server: saver.server}
+		if err := saver.flush(); err != nil {
+			return err
+		}
 	}
 	fl := &pipeline.Follower{
 		Dial: func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink:      sk,
-		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: saver.commit},
+		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.commit)}, // replay.go
 		Retryable: retryable,
 		Logf:      logf,
 	}
@@ -192,9 +307,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if o.Progress || isTerminal(stderr) {
 		stopProgress = startStreamProgress(ctx, stderr, fl, saver)
 	}
-	stopping := sig.onStop(func() {
-		fl.RequestStop()
-	}, fl.InTransaction)
+	running.Store(fl)
+	if stopping() {
+		fl.RequestStop() // requested before there was a follower
+	}
 	err = fl.Run(ctx, start)
 	if stopProgress != nil {
 		stopProgress()
@@ -205,16 +321,78 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if serr := saver.flush(); serr != nil && err == nil {
 		err = serr
 	}
-	if stopping() && (err == nil || errors.Is(err, context.Canceled)) {
-		last := saver.last()
-		logf("stopped at %s:%d", last.File, last.Offset)
-		return nil
+	if rp != nil {
+		rp.summary(stderr) // replay.go
 	}
 	return err
 }
 
+// resumeAfterPurge is asked when the checkpoint's binlog is gone from the
+// server. That loses nothing when no transaction came between the
+// checkpoint and the oldest binlog left, which happens to an idle stream:
+// its checkpoint moves only at commits, so it stays at the end of a file
+// the server rotated away from (FLUSH LOGS, a restart) and may then purge.
+// MariaDB tells the GTID state at the start of a binlog; when the
+// checkpoint's GTID set covers it, the oldest binlog is where to resume.
+// Otherwise (or on MySQL) it returns a zero position.
+func resumeAfterPurge(ctx context.Context, cfg binlog.LiveConfig, cp *checkpoint.Checkpoint) (change.Position, string, error) {
+	if cfg.Flavor != "mariadb" || cp.GTIDSet == "" {
+		return change.Position{}, "", nil
+	}
+	oldest, err := binlog.EarliestPosition(ctx, cfg)
+	if err != nil {
+		return change.Position{}, "", err
+	}
+	// Only a later file of the same binlog (same base name; the numeric
+	// suffixes have a fixed width, so names sort like numbers).
+	base, _, _ := strings.Cut(oldest.File, ".")
+	cpBase, _, _ := strings.Cut(cp.File, ".")
+	if base != cpBase || oldest.File <= cp.File {
+		return change.Position{}, "", nil
+	}
+	state, ok, err := binlog.GTIDStateAt(ctx, cfg, oldest.File)
+	if err != nil || !ok || !gtidsCover(cp.GTIDSet, state) {
+		return change.Position{}, "", err
+	}
+	return oldest, state, nil
+}
+
+// gtidsCover reports whether the MariaDB GTID set have includes, in every
+// domain of need, a sequence number at least as high. An empty need (no
+// transaction ever came before) is not covered: the checkpoint's own
+// transactions would have to be there.
+func gtidsCover(have, need string) bool {
+	if strings.TrimSpace(need) == "" {
+		return false
+	}
+	seq := func(g string) (domain uint32, n uint64, ok bool) {
+		var server uint32
+		_, err := fmt.Sscanf(strings.TrimSpace(g), "%d-%d-%d", &domain, &server, &n)
+		return domain, n, err == nil && strings.Count(g, "-") == 2
+	}
+	got := map[uint32]uint64{}
+	for _, g := range strings.Split(have, ",") {
+		if d, n, ok := seq(g); ok {
+			got[d] = n
+		}
+	}
+	for _, g := range strings.Split(need, ",") {
+		d, n, ok := seq(g)
+		if !ok {
+			return false
+		}
+		if h, found := got[d]; !found || h < n {
+			return false
+		}
+	}
+	return true
+}
+
 // retryable says which errors from a live source are worth a reconnect.
 func retryable(err error) bool {
+	if isKafkaError(err) { // kafka.go: publishing failed; the source is fine
+		return false
+	}
 	var pe *binlog.PreflightError
 	if errors.As(err, &pe) {
 		return false
@@ -245,6 +423,10 @@ type checkpointSaver struct {
 	saved   time.Time
 	gtids   map[uint32]string // MariaDB: domain → last GTID
 	lastTx  change.TxEnd
+
+	// beforeSave, if set, runs before each save: the Kafka sink's Flush,
+	// which waits until the brokers acknowledged the records (kafka.go).
+	beforeSave func() error
 }
 
 func (s *checkpointSaver) commit(tx change.TxEnd) error {
@@ -269,6 +451,11 @@ func (s *checkpointSaver) commit(tx change.TxEnd) error {
 }
 
 func (s *checkpointSaver) flush() error {
+	if s.beforeSave != nil && s.path != "" { // kafka.go
+		if err := s.beforeSave(); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.path == "" || s.pending == nil {
@@ -284,6 +471,9 @@ func (s *checkpointSaver) flush() error {
 }
 
 func (s *checkpointSaver) last() change.Position {
+	if s == nil {
+		return change.Position{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastTx.Next
