@@ -1,0 +1,1200 @@
+package e2e
+
+// Tests of 'binlogcdc stream' (issue 3) against private MariaDB servers.
+// The CLI is built once (cliBinary) and run as a subprocess, the way a user
+// runs it, so SIGTERM, SIGINT and kill -9 are real. The oracle is always
+// 'binlogcdc read' over the same server's binlog files: whatever happened
+// to the stream (restarts, kills, reconnects, rotations), its output must
+// equal, change for change, a single uninterrupted read.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// stRun is one 'binlogcdc stream' process.
+type stRun struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	stdout string // file receiving stdout
+	stderr string // file receiving stderr
+	done   chan struct{}
+	state  *os.ProcessState
+	killed bool // ended by kill -9 from the test
+}
+
+// stStart starts 'binlogcdc stream args...' with extra environment entries;
+// stdout and stderr go to files in dir named after tag.
+func stStart(t testing.TB, dir, tag string, env []string, args ...string) *stRun {
+	t.Helper()
+	r := &stRun{t: t, stdout: filepath.Join(dir, tag+".stdout"), stderr: filepath.Join(dir, tag+".stderr"), done: make(chan struct{})}
+	so, err := os.Create(r.stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer so.Close()
+	se, err := os.Create(r.stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.Close()
+	r.cmd = exec.Command(cliBinary(t), append([]string{"stream"}, args...)...)
+	r.cmd.Env = append(os.Environ(), env...)
+	r.cmd.Stdout, r.cmd.Stderr = so, se
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r.cmd.Wait()
+		r.state = r.cmd.ProcessState
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			r.cmd.Process.Kill()
+			<-r.done
+		}
+	})
+	return r
+}
+
+func (r *stRun) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *stRun) signal(sig os.Signal) {
+	r.t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		r.t.Fatal(err)
+	}
+}
+
+// kill9 sends SIGKILL and waits for the process to be gone.
+func (r *stRun) kill9() {
+	r.killed = true
+	r.cmd.Process.Kill()
+	<-r.done
+}
+
+// wait waits (at most timeout, a hang guard, not a timing assertion) for
+// the process to exit and returns its exit code.
+func (r *stRun) wait(timeout time.Duration) int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(timeout):
+		r.cmd.Process.Kill()
+		<-r.done
+		r.t.Fatalf("binlogcdc stream did not exit within %v; stderr:\n%s", timeout, r.errText())
+	}
+	return r.state.ExitCode()
+}
+
+// ready reports whether the process connected (and so handles signals).
+func (r *stRun) ready() bool { return strings.Contains(r.errText(), "binlogcdc: connected to ") }
+
+func (r *stRun) errText() string  { b, _ := os.ReadFile(r.stderr); return string(b) }
+func (r *stRun) outBytes() []byte { b, _ := os.ReadFile(r.stdout); return b }
+
+// vmHWM returns the process's peak resident set size in KiB.
+func (r *stRun) vmHWM() int {
+	r.t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	r.t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// stPoll calls cond every 20 ms until it holds; after timeout (a hang
+// guard) it fails the test. A stream that exits meanwhile fails it too.
+func stPoll(t testing.TB, timeout time.Duration, r *stRun, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if r != nil && r.exited() {
+			t.Fatalf("waiting for %s: binlogcdc stream exited (%v); stderr:\n%s", what, r.state, r.errText())
+		}
+		if time.Now().After(deadline) {
+			msg := ""
+			if r != nil {
+				msg = "; stderr:\n" + r.errText()
+			}
+			t.Fatalf("timed out after %v waiting for %s%s", timeout, what, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stHasGTID reports whether the JSON lines in file contain a line of
+// transaction gtid (the key is last on a line).
+func stHasGTID(file, gtid string) bool {
+	b, _ := os.ReadFile(file)
+	return bytes.Contains(b, []byte(`"gtid":"`+gtid+`"}`+"\n"))
+}
+
+func stVal(t testing.TB, srv *testserver.Server, sql string) string {
+	t.Helper()
+	rows := srv.QueryStrings(t, sql)
+	if len(rows) != 1 || len(rows[0]) < 1 || rows[0][0] == nil {
+		t.Fatalf("%s: want one value, got %d rows", sql, len(rows))
+	}
+	return *rows[0][0]
+}
+
+// stLastGTID is the GTID of the server's last transaction (one domain).
+func stLastGTID(t testing.TB, srv *testserver.Server) string {
+	return stVal(t, srv, "SELECT @@gtid_binlog_pos")
+}
+
+// stMasterPos is the end of the server's binlog: file and offset.
+func stMasterPos(t testing.TB, srv *testserver.Server) (string, uint64) {
+	t.Helper()
+	rows := srv.QueryStrings(t, "SHOW MASTER STATUS")
+	if len(rows) != 1 {
+		t.Fatalf("SHOW MASTER STATUS: %d rows", len(rows))
+	}
+	off, err := strconv.ParseUint(*rows[0][1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *rows[0][0], off
+}
+
+// stRead is 'binlogcdc read' over all of the server's binlogs.
+func stRead(t testing.TB, srv *testserver.Server, extra ...string) []byte {
+	t.Helper()
+	out, errs, code := runCLI(t, nil, append(append([]string{"read"}, extra...), srv.BinlogIndex())...)
+	if code != 0 {
+		t.Fatalf("binlogcdc read: exit %d: %s", code, errs)
+	}
+	if len(out) == 0 {
+		t.Fatal("binlogcdc read printed nothing")
+	}
+	return out
+}
+
+// stSameOutput fails the test unless got and want are byte-identical,
+// naming the first differing line.
+func stSameOutput(t testing.TB, what string, got, want []byte) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	g, w := strings.SplitAfter(string(got), "\n"), strings.SplitAfter(string(want), "\n")
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	at := func(l []string) string {
+		if i < len(l) {
+			return clip(l[i])
+		}
+		return "(end)"
+	}
+	t.Fatalf("%s: %d lines, read gives %d; first difference at line %d:\n  stream: %s\n  read:   %s",
+		what, strings.Count(string(got), "\n"), strings.Count(string(want), "\n"), i+1, at(g), at(w))
+}
+
+// stLoadCP loads a checkpoint file that must exist.
+func stLoadCP(t testing.TB, path string) *checkpoint.Checkpoint {
+	t.Helper()
+	cp, err := checkpoint.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp == nil {
+		t.Fatalf("no checkpoint saved in %s", path)
+	}
+	return cp
+}
+
+// stTxEnd returns where the transaction after gtid starts: the binlog
+// file and end_log_pos of the last event of transaction gtid, from SHOW
+// BINLOG EVENTS. (Not SHOW MASTER STATUS: MariaDB may append a
+// Binlog_checkpoint event after the last transaction, up to a second
+// after a rotation.)
+func stTxEnd(t testing.TB, srv *testserver.Server, gtid string) (string, uint64) {
+	t.Helper()
+	files := srv.BinlogFiles(t)
+	for i := len(files) - 1; i >= 0; i-- {
+		f := filepath.Base(files[i])
+		// Log_name, Pos, Event_type, Server_id, End_log_pos, Info
+		evs := srv.QueryStrings(t, "SHOW BINLOG EVENTS IN '"+f+"'")
+		for j, ev := range evs {
+			info := *ev[5]
+			if *ev[2] != "Gtid" || (info != "GTID "+gtid && info != "BEGIN GTID "+gtid && !strings.HasPrefix(info, "BEGIN GTID "+gtid+" ")) {
+				continue
+			}
+			explicit := strings.HasPrefix(info, "BEGIN")
+			for _, e := range evs[j+1:] {
+				typ, info := *e[2], *e[5]
+				if typ == "Xid" || typ == "Query" && (!explicit || info == "COMMIT" || info == "ROLLBACK") {
+					end, err := strconv.ParseUint(*e[4], 10, 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return f, end
+				}
+			}
+			t.Fatalf("no end of transaction %s in %s", gtid, f)
+		}
+	}
+	t.Fatalf("transaction %s is in no binlog", gtid)
+	return "", 0
+}
+
+// stCheckCPAtEnd asserts that the checkpoint resumes right after
+// transaction gtid, the last one; addr is the address binlogcdc
+// connected to.
+func stCheckCPAtEnd(t testing.TB, srv *testserver.Server, path, gtid, addr string) {
+	t.Helper()
+	cp := stLoadCP(t, path)
+	file, off := stTxEnd(t, srv, gtid)
+	if cp.File != file || cp.Offset != off || cp.LastGTID != gtid || cp.GTIDSet != gtid || cp.Server != addr {
+		t.Errorf("checkpoint %+v, want file %s offset %d last_gtid %s gtid_set %s server %s (the end of the last transaction)",
+			cp, file, off, gtid, gtid, addr)
+	}
+}
+
+// stLinePos extracts (pos.file, pos.offset, pos.row) and the gtid of one
+// JSON line; "pos" and "gtid" are the last keys, and no string value can
+// contain an unescaped quote.
+func stLinePos(line string) (pos, gtid string, ok bool) {
+	i := strings.LastIndex(line, `"pos":{`)
+	if i < 0 {
+		return "", "", false
+	}
+	j := strings.IndexByte(line[i:], '}')
+	if j < 0 {
+		return "", "", false
+	}
+	pos = line[i+len(`"pos":{`) : i+j]
+	if k := strings.LastIndex(line, `"gtid":"`); k > i {
+		gtid = strings.TrimSuffix(line[k+len(`"gtid":"`):], `"}`)
+	}
+	return pos, gtid, strings.HasSuffix(line, "}")
+}
+
+// TestStreamEqualsRead: a mixed workload streamed --from earliest, partly
+// before and partly while binlogcdc runs, equals 'read' byte for byte.
+func TestStreamEqualsRead(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t,
+		"CREATE DATABASE s1",
+		"CREATE TABLE s1.pk (id INT PRIMARY KEY, v VARCHAR(20), n BIGINT)",
+		"CREATE TABLE s1.nopk (a INT, b TEXT)",
+		"CREATE TABLE s1.comp (a INT, b VARCHAR(10), c DECIMAL(10,2), PRIMARY KEY (b, a))",
+		"INSERT INTO s1.pk VALUES (1, 'one', 1), (2, 'two', 2), (3, 'three', 3)",
+		"INSERT INTO s1.nopk VALUES (1, 'x'), (1, 'x'), (2, NULL)",
+	)
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--from", "earliest", "--ddl", "--output", out, "--checkpoint", cp)
+	g := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the first transactions", func() bool { return stHasGTID(out, g) })
+
+	srv.Exec(t,
+		"INSERT INTO s1.comp VALUES (1, 'a', 1.50), (2, 'a', -2.25), (1, 'b', 0)",
+		"UPDATE s1.pk SET n = n * 10 WHERE id >= 2",
+		"DELETE FROM s1.nopk WHERE a = 1 LIMIT 1",
+		"UPDATE s1.nopk SET b = 'null no more' WHERE b IS NULL",
+		"ALTER TABLE s1.pk CHANGE v label VARCHAR(30), ADD COLUMN extra INT DEFAULT 7 AFTER id",
+		"INSERT INTO s1.pk (id, label, n) VALUES (4, 'four', 4)",
+		"FLUSH BINARY LOGS",
+		"UPDATE s1.pk SET label = CONCAT(label, '!') WHERE id IN (1, 4)",
+		"BEGIN",
+		"INSERT INTO s1.pk (id, label) VALUES (5, 'five'), (6, 'six')",
+		"UPDATE s1.comp SET c = c + 1 WHERE b = 'a'",
+		"DELETE FROM s1.pk WHERE id = 2",
+		"INSERT INTO s1.nopk VALUES (9, 'in tx')",
+		"DELETE FROM s1.comp WHERE a = 1 AND b = 'b'",
+		"COMMIT",
+		"DROP TABLE s1.comp",
+		"DELETE FROM s1.nopk",
+		"INSERT INTO s1.pk (id, label) VALUES (100, 'last')",
+	)
+	last := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "transaction "+last, func() bool { return stHasGTID(out, last) })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0; stderr:\n%s", code, r.errText())
+	}
+	if !strings.Contains(r.errText(), "stopped at") {
+		t.Errorf("stderr does not say where it stopped:\n%s", r.errText())
+	}
+	if len(r.outBytes()) != 0 {
+		t.Errorf("stdout is not empty with --output: %q", clip(string(r.outBytes())))
+	}
+	stCheckCPAtEnd(t, srv, cp, last, srv.Addr())
+	got, _ := os.ReadFile(out)
+	stSameOutput(t, "stream --from earliest", got, stRead(t, srv, "--ddl"))
+}
+
+// stRunOut is the output file of one run of the torture test.
+type stRunOut struct {
+	path   string
+	killed bool
+}
+
+// TestStreamKill9 kills 'binlogcdc stream --checkpoint' with SIGKILL at
+// random moments while a workload commits small and large transactions,
+// restarting it from its checkpoint each time. Each run's output must be
+// a contiguous slice of what 'read' prints for the same binlogs (plus, for
+// a killed run only, a cut-off last line), the runs together must cover it
+// without a gap, and a run may only repeat the last transaction the runs
+// before it printed (at-least-once: at most one transaction per restart).
+func TestStreamKill9(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t,
+		"CREATE DATABASE tt",
+		"CREATE TABLE tt.a (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT, v VARCHAR(64), d DOUBLE)",
+		"CREATE TABLE tt.b (x INT, y VARCHAR(20))", // no primary key
+	)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+
+	const txns = 3000
+	conn := srv.Conn(t)
+	var committed atomic.Int64
+	workDone := make(chan error, 1)
+	wrng := rand.New(rand.NewPCG(uint64(seed), 2))
+	go func() {
+		workDone <- func() error {
+			maxID := 0
+			exec := func(q string) error {
+				r, err := conn.Execute(q)
+				if err != nil {
+					return fmt.Errorf("%.100s: %w", q, err)
+				}
+				r.Close()
+				return nil
+			}
+			if err := exec("USE tt"); err != nil { // seq_1_to_N lives in the default database
+				return err
+			}
+			for i := 0; i < txns; i++ {
+				n := 1 + wrng.IntN(200)
+				var qs []string
+				switch c := wrng.IntN(100); {
+				case i == txns/3 || i == 2*txns/3:
+					n = 5000
+					qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('big-%d-', seq), seq / 7 FROM seq_1_to_%d", i, n)}
+					maxID += n
+				case i == txns/2:
+					qs = []string{"FLUSH BINARY LOGS"}
+				case c < 70 || maxID == 0:
+					qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('t%d-', seq), seq * 1.5 FROM seq_1_to_%d", i, n)}
+					maxID += n
+				case c < 82:
+					lo := 1 + wrng.IntN(maxID)
+					qs = []string{fmt.Sprintf("UPDATE tt.a SET k = k + 1, v = CONCAT('u%d-', id) WHERE id BETWEEN %d AND %d", i, lo, lo+n)}
+				case c < 90:
+					lo := 1 + wrng.IntN(maxID)
+					qs = []string{fmt.Sprintf("DELETE FROM tt.a WHERE id BETWEEN %d AND %d", lo, lo+n/4)}
+				default:
+					lo := 1 + wrng.IntN(maxID)
+					qs = []string{"BEGIN",
+						fmt.Sprintf("INSERT INTO tt.b SELECT seq, 'tx%d' FROM seq_1_to_%d", i, 1+n/10),
+						fmt.Sprintf("UPDATE tt.a SET d = -d WHERE id BETWEEN %d AND %d", lo, lo+n/10),
+						fmt.Sprintf("DELETE FROM tt.b WHERE x = %d", 1+wrng.IntN(5)),
+						"COMMIT"}
+				}
+				for _, q := range qs {
+					if err := exec(q); err != nil {
+						return err
+					}
+				}
+				committed.Add(1)
+			}
+			return nil
+		}()
+	}()
+
+	cp := filepath.Join(dir, "cp.json")
+	var runs []stRunOut
+	start := func() *stRun {
+		out := filepath.Join(dir, fmt.Sprintf("out.%d.jsonl", len(runs)))
+		runs = append(runs, stRunOut{path: out})
+		return stStart(t, dir, fmt.Sprintf("run%d", len(runs)-1), nil,
+			"--source", srv.DSN(), "--from", "earliest", "--checkpoint", cp, "--output", out)
+	}
+	kills := 0
+	var workErr error
+	working := true
+	for working || kills < 15 {
+		if working {
+			select {
+			case workErr = <-workDone:
+				working = false
+			default:
+			}
+		}
+		r := start()
+		time.Sleep(time.Duration(50+rng.IntN(651)) * time.Millisecond)
+		if r.exited() {
+			t.Fatalf("run %d exited by itself (%v); stderr:\n%s", len(runs)-1, r.state, r.errText())
+		}
+		r.kill9()
+		runs[len(runs)-1].killed = true
+		kills++
+	}
+	if workErr != nil {
+		t.Fatal(workErr)
+	}
+	last := stLastGTID(t, srv)
+	r := start()
+	stPoll(t, 2*time.Minute, r, "the checkpoint after "+last, func() bool {
+		c, err := checkpoint.Load(cp)
+		return err == nil && c != nil && c.LastGTID == last && r.ready()
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0; stderr:\n%s", code, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, last, srv.Addr())
+
+	// The reference: one uninterrupted read.
+	ref := strings.SplitAfter(string(stRead(t, srv)), "\n")
+	ref = ref[:len(ref)-1] // after the last "\n"
+	refIdx := make(map[string]int, len(ref))
+	refGTID := make([]string, len(ref))
+	for i, l := range ref {
+		pos, gtid, ok := stLinePos(strings.TrimSuffix(l, "\n"))
+		if !ok || gtid == "" {
+			t.Fatalf("read: line %d has no pos or gtid: %s", i+1, clip(l))
+		}
+		if _, dup := refIdx[pos]; dup {
+			t.Fatalf("read: pos %s twice", pos)
+		}
+		refIdx[pos], refGTID[i] = i, gtid
+	}
+
+	covered := 0 // ref[:covered] was printed by the runs so far
+	var dupsPerRun []int
+	cutLines := 0
+	seen := map[string]bool{}
+	var union []string // deduplicated on pos, first occurrences kept
+	for i, run := range runs {
+		data, err := os.ReadFile(run.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // killed before it opened its output
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		frag := lines[len(lines)-1]
+		lines = lines[:len(lines)-1]
+		first, next := -1, -1
+		for j, l := range lines {
+			pos, _, ok := stLinePos(strings.TrimSuffix(l, "\n"))
+			k, known := refIdx[pos]
+			if !ok || !known || ref[k] != l {
+				t.Fatalf("run %d line %d is not a line of read's output: %s", i, j+1, clip(l))
+			}
+			if first < 0 {
+				first = k
+			} else if k != next {
+				t.Fatalf("run %d line %d is read's line %d, want line %d: a run must print a contiguous stretch", i, j+1, k+1, next+1)
+			}
+			next = k + 1
+			if !seen[pos] {
+				seen[pos] = true
+				union = append(union, l)
+			}
+		}
+		if frag != "" {
+			if !run.killed || i == len(runs)-1 {
+				t.Fatalf("run %d (not killed) ends in a cut-off line: %q", i, clip(frag))
+			}
+			want := next
+			if want < 0 {
+				want = covered
+			}
+			if want >= len(ref) || !strings.HasPrefix(ref[want], frag) {
+				t.Fatalf("run %d ends in a cut-off line that is not the start of read's line %d: %q", i, want+1, clip(frag))
+			}
+			cutLines++
+		}
+		if first < 0 {
+			continue
+		}
+		if first > covered {
+			t.Fatalf("run %d starts at read's line %d, but only %d lines were printed before: a gap", i, first+1, covered)
+		}
+		dups := min(covered, next) - first
+		if dups > 0 {
+			g := refGTID[covered-1]
+			for k := first; k < first+dups; k++ {
+				if refGTID[k] != g {
+					t.Fatalf("run %d repeats read's line %d of transaction %s, but only the last transaction printed before (%s) may be repeated",
+						i, k+1, refGTID[k], g)
+				}
+			}
+			if !runs[i-1].killed {
+				t.Fatalf("run %d repeats lines although the run before was not killed", i)
+			}
+		}
+		dupsPerRun = append(dupsPerRun, dups)
+		covered = max(covered, next)
+	}
+	if covered != len(ref) {
+		t.Fatalf("the runs printed read's lines up to %d of %d", covered, len(ref))
+	}
+	stSameOutput(t, "union of the runs, deduplicated", []byte(strings.Join(union, "")), []byte(strings.Join(ref, "")))
+	repeated := 0
+	for _, d := range dupsPerRun {
+		if d > 0 {
+			repeated++
+		}
+	}
+	t.Logf("%d transactions committed, %d lines; %d kills, %d runs; lines repeated per run that printed anything: %v (%d runs repeated a transaction); %d killed runs ended in a cut-off line",
+		committed.Load(), len(ref), kills, len(runs), dupsPerRun, repeated, cutLines)
+}
+
+// stProxy forwards TCP connections from 127.0.0.1 to a server. stall
+// makes it stop forwarding on the connections open at that moment (bytes
+// read are dropped; nothing is closed: a network stall), while new
+// connections are forwarded as usual.
+type stProxy struct {
+	l      net.Listener
+	target string
+
+	mu    sync.Mutex
+	pairs []*stPair
+}
+
+type stPair struct {
+	client, server net.Conn
+	stalled        atomic.Bool
+	once           sync.Once
+}
+
+func (p *stPair) close() {
+	p.once.Do(func() { p.client.Close(); p.server.Close() })
+}
+
+func stStartProxy(t testing.TB, target string) *stProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stProxy{l: l, target: target}
+	t.Cleanup(func() {
+		l.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.pairs {
+			c.close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			pair := &stPair{client: c, server: s}
+			p.mu.Lock()
+			p.pairs = append(p.pairs, pair)
+			p.mu.Unlock()
+			go pair.pipe(c, s)
+			go pair.pipe(s, c)
+		}
+	}()
+	return p
+}
+
+func (p *stPair) pipe(from, to net.Conn) {
+	defer p.close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if n > 0 && !p.stalled.Load() {
+			if _, werr := to.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stall stops forwarding on every open connection.
+func (p *stProxy) stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pairs {
+		c.stalled.Store(true)
+	}
+}
+
+func (p *stProxy) dsn() string { return "mysql://root@" + p.l.Addr().String() }
+
+// stDumpThreads returns the ids of the server's binlog dump threads.
+func stDumpThreads(t testing.TB, srv *testserver.Server) []string {
+	t.Helper()
+	var ids []string
+	for _, r := range srv.QueryStrings(t, "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'") {
+		ids = append(ids, *r[0])
+	}
+	return ids
+}
+
+// TestStreamReconnects: one stream, through a TCP proxy, lives through a
+// server restart, a KILL of its dump thread (each in the middle of sending
+// a large transaction), a FLUSH LOGS, and a network stall that only the
+// --heartbeat read timeout can detect. Its output equals 'read'.
+func TestStreamReconnects(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	px := stStartProxy(t, srv.Addr())
+	srv.Exec(t,
+		"CREATE DATABASE rc",
+		"CREATE TABLE rc.t (id INT AUTO_INCREMENT PRIMARY KEY, phase VARCHAR(20), n INT)",
+	)
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	r := stStart(t, dir, "s", nil, "--source", px.dsn(), "--from", "earliest", "--checkpoint", cp, "--output", out, "--heartbeat", "1s")
+	phase := func(name string, big int) string {
+		t.Helper()
+		srv.Exec(t, fmt.Sprintf("INSERT INTO rc.t (phase, n) VALUES ('%s', 1), ('%s', 2)", name, name))
+		if big > 0 {
+			srv.Exec(t, fmt.Sprintf("INSERT INTO rc.t (phase, n) SELECT '%s', seq FROM seq_1_to_%d", name, big))
+		}
+		return stLastGTID(t, srv)
+	}
+	srv.Exec(t, "USE rc")
+	g := phase("start", 0)
+	stPoll(t, time.Minute, r, "the first rows", func() bool { return stHasGTID(out, g) })
+
+	// FLUSH LOGS between transactions the stream is following.
+	srv.Exec(t, "INSERT INTO rc.t (phase, n) VALUES ('flush', 0)")
+	srv.FlushLogs(t)
+	g = phase("flushed", 0)
+	stPoll(t, time.Minute, r, "the rows after FLUSH LOGS", func() bool { return stHasGTID(out, g) })
+
+	// KILL the dump thread while it sends a large transaction.
+	ids := stDumpThreads(t, srv)
+	if len(ids) != 1 {
+		t.Fatalf("%d binlog dump threads, want 1", len(ids))
+	}
+	phase("kill", 30000)
+	t0 := time.Now()
+	srv.Exec(t, "KILL "+ids[0])
+	g = phase("killed", 0)
+	stPoll(t, time.Minute, r, "the rows after KILL", func() bool { return stHasGTID(out, g) })
+	tKill := time.Since(t0)
+	if got := stDumpThreads(t, srv); len(got) != 1 || got[0] == ids[0] {
+		t.Errorf("dump threads after the KILL: %v, want one new one", got)
+	}
+
+	// Restart the server while it sends a large transaction.
+	phase("restart", 30000)
+	t0 = time.Now()
+	srv.Restart(t)
+	g = phase("restarted", 0)
+	stPoll(t, time.Minute, r, "the rows after the restart", func() bool { return stHasGTID(out, g) })
+	tRestart := time.Since(t0)
+
+	// A network stall: the proxy stops forwarding, nothing is closed. Only
+	// the read timeout (3 × --heartbeat) notices; the default heartbeat
+	// (10 s, so 30 s) would blow the deadline below.
+	ids = stDumpThreads(t, srv)
+	px.stall()
+	t0 = time.Now()
+	g = phase("stalled", 0)
+	stPoll(t, 20*time.Second, r, "the rows after a network stall (--heartbeat 1s)", func() bool { return stHasGTID(out, g) })
+	tStall := time.Since(t0)
+	if got := stDumpThreads(t, srv); len(got) != 1 || len(ids) != 1 || got[0] == ids[0] {
+		t.Errorf("dump threads before the stall %v, after %v: want one new one", ids, got)
+	}
+
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0; stderr:\n%s", code, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, g, px.l.Addr().String())
+	if n := strings.Count(r.errText(), "reconnecting at"); n < 3 {
+		t.Errorf("stderr reports %d reconnects, want at least 3 (KILL, restart, stall):\n%s", n, r.errText())
+	}
+	got, _ := os.ReadFile(out)
+	stSameOutput(t, "stream through KILL, restart, FLUSH LOGS and a stall", got, stRead(t, srv))
+	t.Logf("new rows arrived %v after the KILL, %v after the restart was done, %v after the stall began", tKill.Round(time.Millisecond), tRestart.Round(time.Millisecond), tStall.Round(time.Millisecond))
+}
+
+// TestStreamPurgedBinlog: a checkpoint whose binlog the server purged
+// after rotating away from it idle resumes at the oldest binlog left
+// (nothing was lost). When transactions after the checkpoint were purged,
+// the restart stops with exit code 5, a message that says so and what to
+// do, and prints nothing; so does --start-position in a purged binlog.
+func TestStreamPurgedBinlog(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t, "CREATE DATABASE pg", "CREATE TABLE pg.t (id INT PRIMARY KEY)")
+	file, off := stMasterPos(t, srv)
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	args := []string{"--source", srv.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off), "--checkpoint", cp, "--output", out}
+	r := stStart(t, dir, "run1", nil, args...)
+	srv.Exec(t, "INSERT INTO pg.t VALUES (1), (2)")
+	g := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the rows", func() bool { return stHasGTID(out, g) && r.ready() })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+
+	// The server rotates away from the checkpoint's binlog without a
+	// transaction in between and purges it: nothing was lost, so the
+	// restart resumes at the oldest binlog left.
+	srv.FlushLogs(t)
+	srv.FlushLogs(t)
+	purgeAll := func() {
+		t.Helper()
+		files := srv.BinlogFiles(t)
+		newest := filepath.Base(files[len(files)-1])
+		// MariaDB silently keeps binlogs that InnoDB crash recovery may
+		// still need (until the binlog checkpoint passes them, about a
+		// second with innodb_flush_log_at_trx_commit=2): purge until
+		// they are gone.
+		stPoll(t, time.Minute, nil, "PURGE BINARY LOGS TO '"+newest+"'", func() bool {
+			srv.Exec(t, "PURGE BINARY LOGS TO '"+newest+"'")
+			return len(srv.BinlogFiles(t)) == 1
+		})
+	}
+	purgeAll()
+	out2 := filepath.Join(dir, "out2.jsonl")
+	args[len(args)-1] = out2
+	r = stStart(t, dir, "run2", nil, args...)
+	srv.Exec(t, "INSERT INTO pg.t VALUES (3)")
+	g = stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the row after the purge", func() bool { return stHasGTID(out2, g) && r.ready() })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	if w := "but lost nothing after the checkpoint"; !strings.Contains(r.errText(), w) {
+		t.Errorf("stderr lacks %q:\n%s", w, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+	got, _ := os.ReadFile(out2)
+	stSameOutput(t, "stream resumed after an idle rotation and purge", got, stRead(t, srv))
+
+	// Transactions after the checkpoint are purged: exit 5.
+	file, _ = stTxEnd(t, srv, g)
+	cpBefore, _ := os.ReadFile(cp)
+	outBefore, _ := os.ReadFile(out2)
+	for i := 0; i < 3; i++ {
+		srv.Exec(t, fmt.Sprintf("INSERT INTO pg.t VALUES (%d)", 10+i))
+		srv.FlushLogs(t)
+	}
+	purgeAll()
+
+	for _, c := range []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"checkpoint", args, []string{
+			"the checkpoint in " + cp + " resumes at " + file, "no longer has " + file,
+			"hint: it was purged", "--from now", "--from earliest"}},
+		{"start-position", []string{"--source", srv.DSN(), "--start-position", file + ":4", "--output", filepath.Join(dir, "out3.jsonl")}, []string{
+			"cannot send the binlog from the requested position", "hint: the binlog file was probably purged", "--from now"}},
+	} {
+		stdout, stderr, code := runCLI(t, nil, append([]string{"stream"}, c.args...)...)
+		if code != 5 {
+			t.Errorf("%s: exit code %d, want 5; stderr:\n%s", c.name, code, stderr)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.name, w, stderr)
+			}
+		}
+		if len(stdout) != 0 {
+			t.Errorf("%s: printed %q", c.name, clip(string(stdout)))
+		}
+	}
+	if b, _ := os.ReadFile(out2); !bytes.Equal(b, outBefore) {
+		t.Errorf("the output changed after the failed restart: %d bytes, was %d", len(b), len(outBefore))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "out3.jsonl")); len(b) != 0 {
+		t.Errorf("--start-position in a purged binlog wrote %q (%v)", clip(string(b)), err)
+	}
+	if b, _ := os.ReadFile(cp); !bytes.Equal(b, cpBefore) {
+		t.Errorf("the checkpoint changed after the failed restart:\n%s\nwas:\n%s", b, cpBefore)
+	}
+}
+
+// TestStreamSetupErrors: login failures, missing privileges and missing
+// FULL row metadata stop 'stream' with exit code 5 and a message that says
+// what to change; the password never shows.
+func TestStreamSetupErrors(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	const pw, wrong = "Pw-7f3a9c-s3cret", "Wr0ng-pw-e1d2c3"
+	srv.Exec(t,
+		"CREATE USER 'cdc'@'127.0.0.1' IDENTIFIED BY '"+pw+"'",
+		"GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'cdc'@'127.0.0.1'",
+		"CREATE USER 'nopriv'@'127.0.0.1' IDENTIFIED BY '"+pw+"'",
+		"CREATE USER 'monitor'@'127.0.0.1' IDENTIFIED BY '"+pw+"'",
+		"GRANT BINLOG MONITOR ON *.* TO 'monitor'@'127.0.0.1'",
+		"CREATE DATABASE se", "CREATE TABLE se.t (id INT PRIMARY KEY)",
+	)
+	dsn := func(user string) string { return "mysql://" + user + "@" + srv.Addr() }
+	noSecret := func(what string, texts ...string) {
+		t.Helper()
+		for _, s := range texts {
+			for _, p := range []string{pw, wrong} {
+				if strings.Contains(s, p) {
+					t.Errorf("%s: a password shows: %q", what, clip(s))
+				}
+			}
+		}
+	}
+
+	minimal := testserver.Start(t, testserver.Options{RowMetadata: "MINIMAL"})
+	for _, c := range []struct {
+		name  string
+		env   []string
+		args  []string
+		wants []string
+	}{
+		{"wrong password", []string{"MYSQL_PWD=" + wrong}, []string{"--source", dsn("cdc")},
+			[]string{"the server refused the login", "Access denied for user 'cdc'", "hint: check the user in the DSN and the password"}},
+		{"wrong password in the DSN", nil, []string{"--source", "mysql://cdc:" + wrong + "@" + srv.Addr()},
+			[]string{"the server refused the login"}},
+		{"no privileges", []string{"MYSQL_PWD=" + pw}, []string{"--source", dsn("nopriv")},
+			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'nopriv'@'%'"}},
+		{"no REPLICATION SLAVE", []string{"MYSQL_PWD=" + pw}, []string{"--source", dsn("monitor"), "--from", "now"},
+			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'monitor'@'%'"}},
+		{"binlog_row_metadata=MINIMAL", nil, []string{"--source", minimal.DSN()},
+			[]string{"binlog_row_metadata is MINIMAL, not FULL", "SET GLOBAL binlog_row_metadata = FULL"}},
+	} {
+		stdout, stderr, code := runCLI(t, c.env, append([]string{"stream", "--output", filepath.Join(dir, "never.jsonl")}, c.args...)...)
+		if code != 5 {
+			t.Errorf("%s: exit code %d, want 5; stderr:\n%s", c.name, code, stderr)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.name, w, stderr)
+			}
+		}
+		if len(stdout) != 0 {
+			t.Errorf("%s: printed %q", c.name, clip(string(stdout)))
+		}
+		noSecret(c.name, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "never.jsonl")); len(b) != 0 {
+		t.Errorf("failed starts wrote %q", clip(string(b)))
+	}
+
+	// --help and usage errors with passwords around.
+	for _, args := range [][]string{
+		{"stream", "--help", "--source", "mysql://cdc:" + pw + "@" + srv.Addr()},
+		{"stream", "--no-such-flag", "--source", "mysql://cdc:" + pw + "@" + srv.Addr()},
+		{"stream", "--source", "mysql://cdc:" + pw + "@" + srv.Addr() + ":notaport"},
+		{"stream", "--source", "mysql://cdc:" + pw + "@" + srv.Addr(), "--ssl-mode", "bogus"},
+	} {
+		stdout, stderr, _ := runCLI(t, []string{"MYSQL_PWD=" + pw}, args...)
+		noSecret(strings.Join(args[:2], " "), string(stdout), stderr)
+	}
+
+	// The right password, from the DSN, MYSQL_PWD and --password-file:
+	// streaming works and the password shows nowhere.
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"--source", "mysql://cdc:" + pw + "@" + srv.Addr()}},
+		{[]string{"MYSQL_PWD=" + pw}, []string{"--source", dsn("cdc")}},
+		{[]string{"MYSQL_PWD=" + wrong}, []string{"--source", dsn("cdc"), "--password-file", pwFile}},
+	} {
+		file, off := stMasterPos(t, srv)
+		out, cp := filepath.Join(dir, fmt.Sprintf("ok%d.jsonl", i)), filepath.Join(dir, fmt.Sprintf("cp%d.json", i))
+		r := stStart(t, dir, fmt.Sprintf("ok%d", i), c.env, append(c.args, "--start-position", fmt.Sprintf("%s:%d", file, off),
+			"--checkpoint", cp, "--output", out, "--progress")...)
+		srv.Exec(t, fmt.Sprintf("INSERT INTO se.t VALUES (%d)", i))
+		g := stLastGTID(t, srv)
+		stPoll(t, time.Minute, r, "the row", func() bool { return stHasGTID(out, g) && r.ready() })
+		r.signal(syscall.SIGTERM)
+		if code := r.wait(time.Minute); code != 0 {
+			t.Fatalf("run %d: exit code %d; stderr:\n%s", i, code, r.errText())
+		}
+		cpText, _ := os.ReadFile(cp)
+		outText, _ := os.ReadFile(out)
+		noSecret(fmt.Sprintf("run %d", i), r.errText(), string(r.outBytes()), string(cpText), string(outText))
+		if i == 0 && !strings.Contains(r.errText(), "connected to mysql://cdc:****@"+srv.Addr()+" ") {
+			t.Errorf("the DSN is not shown redacted:\n%s", r.errText())
+		}
+	}
+}
+
+// stLinesOf returns the lines of transaction gtid, in order.
+func stLinesOf(data []byte, gtid string) []byte {
+	var b bytes.Buffer
+	suffix := `"gtid":"` + gtid + `"}`
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasSuffix(l, suffix+"\n") {
+			b.WriteString(l)
+		}
+	}
+	return b.Bytes()
+}
+
+// TestStreamLargeTransaction streams one INSERT of 200,000 rows: all of
+// them, in order, equal to 'read'. It reports the peak RSS.
+func TestStreamLargeTransaction(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t, "CREATE DATABASE lt", "USE lt", "CREATE TABLE lt.t (id INT PRIMARY KEY, v VARCHAR(40), d DATETIME(3), x BIGINT)")
+	file, off := stMasterPos(t, srv)
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off), "--checkpoint", cp, "--output", out)
+	const rows = 200000
+	srv.Exec(t, fmt.Sprintf("INSERT INTO lt.t SELECT seq, CONCAT('row number ', seq), '2024-06-15 12:00:00.125' + INTERVAL seq SECOND, seq * 1000003 FROM seq_1_to_%d", rows))
+	g := stLastGTID(t, srv)
+	stPoll(t, 2*time.Minute, r, "transaction "+g, func() bool { return stHasGTID(out, g) && r.ready() })
+	hwm := r.vmHWM()
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+	got, _ := os.ReadFile(out)
+	if n := bytes.Count(got, []byte("\n")); n != rows {
+		t.Fatalf("%d lines, want %d", n, rows)
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(string(got), "\n"), "\n") {
+		if want := fmt.Sprintf(`{"op":"insert","db":"lt","table":"t","pk":["id"],"after":{"id":%d,`, i+1); !strings.HasPrefix(l, want) {
+			t.Fatalf("line %d: %s, want it to start with %s", i+1, clip(l), want)
+		}
+	}
+	stSameOutput(t, "a 200,000-row transaction", got, stLinesOf(stRead(t, srv), g))
+	t.Logf("peak RSS (VmHWM) of binlogcdc stream: %d MiB", hwm/1024)
+	if hwm > 512<<10 {
+		t.Errorf("peak RSS %d MiB, want < 512 MiB", hwm/1024)
+	}
+}
+
+// stSpilling reports whether the process holds a spill file (sink/jsonl
+// moves a transaction's lines there beyond 8 MiB) that is not empty: it is
+// in the middle of a large transaction.
+func stSpilling(pid int) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		p := fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())
+		if l, _ := os.Readlink(p); strings.Contains(l, "binlogcdc-tx-") {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestStreamSignals: SIGINT while idle stops at once with exit code 0 and
+// the checkpoint saved; SIGTERM in the middle of a large transaction
+// finishes it (or drops all of it) and exits 0 with a checkpoint that
+// matches the output; a stop while the server is down does not wait for
+// a transaction that cannot finish. Restarting from the checkpoint each
+// time, the outputs together equal 'read' without a duplicate.
+func TestStreamSignals(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t, "CREATE DATABASE sg", "USE sg", "CREATE TABLE sg.t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(40))")
+	file, off := stMasterPos(t, srv)
+	cp := filepath.Join(dir, "cp.json")
+	var outs []string
+	start := func() *stRun {
+		out := filepath.Join(dir, fmt.Sprintf("out.%d.jsonl", len(outs)))
+		outs = append(outs, out)
+		// TMPDIR: the spill file must be where /proc shows its name.
+		return stStart(t, dir, fmt.Sprintf("run%d", len(outs)-1), []string{"TMPDIR=" + dir},
+			"--source", srv.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off), "--checkpoint", cp, "--output", out)
+	}
+	bigInsert := func(tag string) string {
+		srv.Exec(t, fmt.Sprintf("INSERT INTO sg.t (v) SELECT CONCAT('%s ', seq) FROM seq_1_to_150000", tag))
+		return stLastGTID(t, srv)
+	}
+
+	// 1. Stop before any transaction: the start point is saved, so the
+	// next run neither skips nor repeats anything.
+	r := start()
+	stPoll(t, time.Minute, r, "the checkpoint of the start point", func() bool { _, err := os.Stat(cp); return err == nil })
+	r.signal(syscall.SIGINT)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGINT before any transaction: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	if !strings.Contains(r.errText(), fmt.Sprintf("stopped at %s:%d", file, off)) {
+		t.Errorf("stderr does not say where it stopped:\n%s", r.errText())
+	}
+	if c := stLoadCP(t, cp); c.File != file || c.Offset != off {
+		t.Errorf("checkpoint %+v after a stop before any transaction, want %s:%d", c, file, off)
+	}
+
+	// 2. SIGINT while idle.
+	r = start()
+	srv.Exec(t, "INSERT INTO sg.t (v) VALUES ('idle')")
+	g := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "transaction "+g, func() bool { return stHasGTID(outs[1], g) && r.ready() })
+	t0 := time.Now()
+	r.signal(syscall.SIGINT)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGINT while idle: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	tIdle := time.Since(t0)
+	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+
+	// 3. SIGTERM in the middle of a large transaction.
+	r = start()
+	stPoll(t, time.Minute, r, "the connection", r.ready)
+	g = bigInsert("sigterm")
+	stPoll(t, time.Minute, r, "the spill file of the large transaction", func() bool { return stSpilling(r.cmd.Process.Pid) })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM in a transaction: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	got, _ := os.ReadFile(outs[2])
+	switch n := bytes.Count(got, []byte("\n")); n {
+	case 150000:
+		stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+	case 0:
+		t.Logf("SIGTERM dropped the transaction")
+	default:
+		t.Fatalf("SIGTERM in a transaction of 150000 rows left %d of its lines", n)
+	}
+
+	// 4. The server dies in the middle of a large transaction; a stop
+	// while binlogcdc waits to reconnect ends at once (no transaction is
+	// open any more), without the partial transaction.
+	r = start()
+	stPoll(t, time.Minute, r, "the connection", r.ready)
+	before := stLoadCP(t, cp)
+	bigInsert("crash")
+	stPoll(t, time.Minute, r, "the spill file of the large transaction", func() bool { return stSpilling(r.cmd.Process.Pid) })
+	srv.Kill(t)
+	stPoll(t, time.Minute, r, "a reconnect attempt", func() bool { return strings.Contains(r.errText(), "reconnecting at") })
+	t0 = time.Now()
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(20 * time.Second); code != 0 { // less than signals.go's 30 s grace for an open transaction
+		t.Fatalf("SIGTERM while reconnecting: exit code %d; stderr:\n%s", code, r.errText())
+	}
+	tDown := time.Since(t0)
+	if b, _ := os.ReadFile(outs[3]); len(b) != 0 {
+		t.Errorf("the transaction cut by the crash was printed in part: %d lines", bytes.Count(b, []byte("\n")))
+	}
+	if after := stLoadCP(t, cp); after.File != before.File || after.Offset != before.Offset {
+		t.Errorf("checkpoint moved from %+v to %+v without output", before, after)
+	}
+	srv.Restart(t)
+
+	// 5. Resume: the rest, once.
+	r = start()
+	srv.Exec(t, "INSERT INTO sg.t (v) VALUES ('last')")
+	g = stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "transaction "+g, func() bool { return stHasGTID(outs[4], g) && r.ready() })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, r.errText())
+	}
+	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
+	var all []byte
+	for _, o := range outs {
+		b, _ := os.ReadFile(o)
+		all = append(all, b...)
+	}
+	ref, _, code := runCLI(t, nil, "read", "--start-position", fmt.Sprintf("%s:%d", file, off), srv.BinlogIndex())
+	if code != 0 {
+		t.Fatalf("read: exit code %d", code)
+	}
+	stSameOutput(t, "the runs stopped by signals, together", all, ref)
+	t.Logf("exit %v after SIGINT while idle, %v after SIGTERM while reconnecting", tIdle.Round(time.Millisecond), tDown.Round(time.Millisecond))
+}
+
+// TestStreamStopWhileConnecting: a stop request while binlogcdc waits for
+// a server that accepted the connection but never answers ends it with
+// exit code 0, not a hang.
+func TestStreamStopWhileConnecting(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c // held open, silent
+		}
+	}()
+	dir := t.TempDir()
+	r := stStart(t, dir, "s", nil, "--source", "mysql://root@"+l.Addr().String(), "--checkpoint", filepath.Join(dir, "cp.json"))
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(time.Minute):
+		t.Fatalf("binlogcdc did not connect; stderr:\n%s", r.errText())
+	}
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(20 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM while connecting: exit code %d, want 0; stderr:\n%s", code, r.errText())
+	}
+	if !strings.Contains(r.errText(), "stopped before the first transaction") {
+		t.Errorf("stderr:\n%s", r.errText())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cp.json")); err == nil {
+		t.Error("a checkpoint was saved without a start point")
+	}
+}
