@@ -46,7 +46,7 @@ type ReplayOptions struct {
 
 // AddFlags binds the replay flags.
 func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
-	f.StringVar(&o.To, "to", "", "apply the changes to this MySQL/MariaDB server, exactly once: `mysql://user@host:port/` (see --replica-name)")
+	f.StringVar(&o.To, "to", "", "apply the changes to a MySQL/MariaDB server exactly once (mysql://user@host:port/, see --replica-name), or publish them to Kafka (kafka://broker1:9092,broker2:9092, see --kafka-*): `URL`")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")

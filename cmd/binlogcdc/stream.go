@@ -48,7 +48,7 @@ func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Exclude, "exclude-tables", nil, "skip tables matching `db.table` (globs); repeatable")
 	f.StringVar(&o.StartPosition, "start-position", "", "start at `FILE:POS`, the start of a transaction")
 	f.StringVar(&o.StartGTID, "start-gtid", "", "start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100)")
-	f.StringVar(&o.From, "from", "", "start at `now` (the current end of the binlog) or `earliest` (the oldest binlog the server has)")
+	f.StringVar(&o.From, "from", "", "start `AT` now (the current end of the binlog) or earliest (the oldest binlog the server has)")
 	f.StringVar(&o.Checkpoint, "checkpoint", "", "resume from and save progress to `FILE`; when it exists it wins over the start flags")
 	f.DurationVar(&o.CheckpointInterval, "checkpoint-interval", 0, "save the checkpoint at most this often (0: after every transaction); a longer interval means more lines re-sent after a crash")
 	// --ddl[=apply|skip]: bare --ddl emits DDL records in JSON; replay applies DDL unless --ddl=skip (replay.go).
