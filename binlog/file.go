@@ -278,7 +278,7 @@ func (s *FileSource) checkEnd() error {
 	}
 	if !s.inUse && s.lastType != 0 && s.lastType != replication.ROTATE_EVENT && s.lastType != replication.STOP_EVENT {
 		return &Error{Pos: pos, Err: fmt.Errorf("%w: the file ends after a %v event, but the server closed it (its FORMAT_DESCRIPTION_EVENT lacks the in-use flag), so it should end with a ROTATE or STOP event", io.ErrUnexpectedEOF, s.lastType),
-			Hint: "the file was cut short at an event boundary; every complete transaction before this offset was written. " +
+			Hint: "the file is truncated (cut short at an event boundary); every complete transaction before this offset was written. " +
 				"(A replica's raw copy of a binlog the server was still writing, e.g. from mysqlbinlog --read-from-remote-server --raw, " +
 				"also ends like this: then nothing is missing.)"}
 	}

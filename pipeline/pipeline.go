@@ -49,7 +49,7 @@ type Pipeline struct {
 	sink sink.Sink
 	opts Options
 
-	ev      eventDecoder
+	ev      binlog.EventDecoder
 	tables  map[uint64]*tablemap.Table // nil entry: filtered out
 	schemas *tablemap.Cache
 	rows    rowevent.Decoder
@@ -155,7 +155,7 @@ func (p *Pipeline) fail(ev *binlog.Event, err error, hint string) error {
 	}
 	var me *tablemap.MetadataError
 	if errors.As(err, &me) {
-		me.File, me.Offset, me.ServerVersion = ev.Pos.File, ev.Pos.Offset, p.ev.serverVersion
+		me.File, me.Offset, me.ServerVersion = ev.Pos.File, ev.Pos.Offset, p.ev.ServerVersion
 		return me
 	}
 	return &binlog.Error{Pos: ev.Pos, Err: err, Hint: hint}
@@ -166,7 +166,7 @@ const hintCorrupt = "the event is damaged, or uses a format binlogcdc does not k
 func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 	switch t := ev.Type(); t {
 	case replication.FORMAT_DESCRIPTION_EVENT:
-		if err := p.ev.format(ev); err != nil {
+		if err := p.ev.Format(ev); err != nil {
 			return p.fail(ev, err, hintCorrupt)
 		}
 		if !ev.InPayload {
@@ -177,23 +177,23 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 
 	case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT,
 		replication.MARIADB_GTID_EVENT:
-		g, err := p.ev.gtid(ev)
+		g, err := p.ev.GTID(ev)
 		if err != nil {
 			return p.fail(ev, err, hintCorrupt)
 		}
 		if err := p.begin(ctx, ev); err != nil {
 			return err
 		}
-		p.tx.explicit = !g.standalone
-		p.tx.gtid, p.tx.commitTS = g.id, g.commitTS
+		p.tx.explicit = !g.Standalone
+		p.tx.gtid, p.tx.commitTS = g.ID, g.CommitTime
 		return nil
 
 	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT:
-		q, err := p.ev.query(ev)
+		q, err := p.ev.Query(ev)
 		if err != nil {
 			return p.fail(ev, err, hintCorrupt)
 		}
-		return p.handleQuery(ctx, ev, q)
+		return p.handleQuery(ctx, ev, classify(q))
 
 	case replication.XID_EVENT:
 		return p.commit(ctx, ev)
@@ -397,7 +397,7 @@ func (p *Pipeline) eventTime(ev *binlog.Event) (t time.Time, micro bool) {
 }
 
 func (p *Pipeline) tableMap(ev *binlog.Event) error {
-	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.tableIDSize(ev.Type()))
+	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.TableIDSize(ev.Type()))
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}
@@ -405,7 +405,7 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 		p.tables[id] = nil
 		return nil
 	}
-	t, err := p.schemas.Get(ev.Body, p.ev.tableIDSize(ev.Type()), func() (*replication.TableMapEvent, error) { return p.ev.tableMap(ev) })
+	t, err := p.schemas.Get(ev.Body, p.ev.TableIDSize(ev.Type()), func() (*replication.TableMapEvent, error) { return p.ev.TableMap(ev) })
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}
@@ -415,7 +415,7 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 
 func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 	t := ev.Type()
-	h, err := rowevent.ParseHeader(t, ev.Body, p.ev.tableIDSize(t))
+	h, err := rowevent.ParseHeader(t, ev.Body, p.ev.TableIDSize(t))
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}

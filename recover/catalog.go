@@ -2,8 +2,6 @@ package recovery
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -318,7 +316,7 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 	}
 	defer src.Close()
 	c := newCatalog()
-	var d decoder
+	var d binlog.EventDecoder
 	inTx := false // inside a transaction opened by a GTID or BEGIN
 	firstSet := false
 	for {
@@ -339,10 +337,10 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 			if ev.InPayload {
 				continue
 			}
-			if err := d.format(ev); err != nil {
-				return nil, err
+			if err := d.Format(ev); err != nil {
+				return nil, &binlog.Error{Pos: ev.Pos, Err: err}
 			}
-			c.serverVersion, c.mariadb = d.serverVersion, d.mariadb
+			c.serverVersion, c.mariadb = d.ServerVersion, d.MariaDB
 		case replication.GTID_EVENT, replication.ANONYMOUS_GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT, replication.MARIADB_GTID_EVENT:
 			if stopHere() {
 				return c, nil
@@ -354,15 +352,15 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 			if ev.InPayload {
 				continue // BEGIN of a compressed transaction
 			}
-			q, err := d.query(ev)
+			q, err := d.Query(ev)
 			if err != nil {
-				return nil, err
+				return nil, &binlog.Error{Pos: ev.Pos, Err: err}
 			}
-			switch firstWord(q.sql) {
+			switch firstWord(q.SQL) {
 			case "XA":
 				// XA START opens a transaction; XA END/PREPARE/COMMIT are
 				// bookkeeping inside or after one.
-				if toks := lex(q.sql[:min(len(q.sql), 64)]); len(toks) > 1 && toks[1].is("START") {
+				if toks := lex(q.SQL[:min(len(q.SQL), 64)]); len(toks) > 1 && toks[1].is("START") {
 					if !inTx && stopHere() {
 						return c, nil
 					}
@@ -385,84 +383,18 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 				return c, nil
 			}
 			inTx = false // DDL commits on its own
-			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.db, SQL: q.sql})
+			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.DB, SQL: q.SQL})
 		case replication.TABLE_MAP_EVENT:
 			if !inTx && stopHere() {
 				return c, nil
 			}
-			_, db, name, err := tablemap.PeekName(ev.Body, d.tableIDSize())
+			_, db, name, err := tablemap.PeekName(ev.Body, d.TableIDSize(t))
 			if err != nil {
 				return nil, &binlog.Error{Pos: ev.Pos, Err: err}
 			}
 			c.seen(db, name, ev.Pos)
 		}
 	}
-}
-
-// decoder decodes the few non-rows events pass A needs with go-mysql's
-// parser, turning its panics on malformed input into errors.
-type decoder struct {
-	parser        *replication.BinlogParser
-	fde           *replication.FormatDescriptionEvent
-	serverVersion string
-	mariadb       bool
-}
-
-func (d *decoder) parse(ev *binlog.Event) (e replication.Event, err error) {
-	if d.parser == nil {
-		return nil, &binlog.Error{Pos: ev.Pos, Err: fmt.Errorf("%v event before any FORMAT_DESCRIPTION_EVENT", ev.Type())}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			e, err = nil, &binlog.Error{Pos: ev.Pos, Err: fmt.Errorf("malformed %v event: %v", ev.Type(), r)}
-		}
-	}()
-	be, err := d.parser.Parse(ev.Raw)
-	if err != nil {
-		return nil, &binlog.Error{Pos: ev.Pos, Err: err}
-	}
-	return be.Event, nil
-}
-
-func (d *decoder) format(ev *binlog.Event) error {
-	p := replication.NewBinlogParser()
-	p.SetVerifyChecksum(false) // the source verified it
-	old := d.parser
-	d.parser = p
-	e, err := d.parse(ev)
-	if err != nil {
-		d.parser = old
-		return err
-	}
-	d.fde = e.(*replication.FormatDescriptionEvent)
-	d.serverVersion = strings.TrimRight(string(d.fde.ServerVersion), "\x00")
-	d.mariadb = strings.Contains(strings.ToLower(d.serverVersion), "mariadb")
-	if d.mariadb {
-		p.SetFlavor("mariadb")
-	}
-	return nil
-}
-
-func (d *decoder) tableIDSize() int {
-	if d.fde != nil && len(d.fde.EventTypeHeaderLengths) >= int(replication.TABLE_MAP_EVENT) &&
-		d.fde.EventTypeHeaderLengths[replication.TABLE_MAP_EVENT-1] == 6 {
-		return 4
-	}
-	return 6
-}
-
-type query struct{ db, sql string }
-
-func (d *decoder) query(ev *binlog.Event) (query, error) {
-	e, err := d.parse(ev)
-	if err != nil {
-		return query{}, err
-	}
-	qe, ok := e.(*replication.QueryEvent)
-	if !ok {
-		return query{}, &binlog.Error{Pos: ev.Pos, Err: errors.New("QUERY event did not decode as one")}
-	}
-	return query{db: string(qe.Schema), sql: string(qe.Query)}, nil
 }
 
 // firstWord returns the statement's first keyword, upper-cased. It lexes
