@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/binlogcdc/binlogcdc/internal/wire"
 )
 
 // Field types of a TRANSACTION_PAYLOAD_EVENT's header.
@@ -52,7 +54,7 @@ func newPayloadReader(ev *Event, checksum bool) (*payloadReader, error) {
 	var compression, uncompressed uint64 = compressionNone, 0
 	haveSize := false
 	for {
-		typ, n := lenEncInt(body)
+		typ, n := wire.LenEncInt(body)
 		if n == 0 {
 			return nil, fail(errors.New("header cut short"))
 		}
@@ -60,13 +62,13 @@ func newPayloadReader(ev *Event, checksum bool) (*payloadReader, error) {
 		if typ == payloadHeaderEnd {
 			break
 		}
-		l, n := lenEncInt(body)
+		l, n := wire.LenEncInt(body)
 		if n == 0 || uint64(len(body)-n) < l {
 			return nil, fail(errors.New("header field cut short"))
 		}
 		val := body[n : n+int(l)]
 		body = body[n+int(l):]
-		v, _ := lenEncInt(val)
+		v, _ := wire.LenEncInt(val)
 		switch typ {
 		case payloadCompressionField:
 			compression = v
@@ -158,31 +160,4 @@ func (p *payloadReader) close() {
 		p.dec.Close()
 		p.dec = nil
 	}
-}
-
-// lenEncInt decodes a MySQL length-encoded integer; n = 0 means cut short.
-func lenEncInt(b []byte) (v uint64, n int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	switch c := b[0]; {
-	case c < 0xfb:
-		return uint64(c), 1
-	case c == 0xfc:
-		if len(b) < 3 {
-			return 0, 0
-		}
-		return uint64(binary.LittleEndian.Uint16(b[1:])), 3
-	case c == 0xfd:
-		if len(b) < 4 {
-			return 0, 0
-		}
-		return uint64(b[1]) | uint64(b[2])<<8 | uint64(b[3])<<16, 4
-	case c == 0xfe:
-		if len(b) < 9 {
-			return 0, 0
-		}
-		return binary.LittleEndian.Uint64(b[1:]), 9
-	}
-	return 0, 0
 }

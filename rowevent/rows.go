@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/wire"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -127,7 +128,7 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 	d.values = d.values[:0]
 
 	data := h.rest
-	n, ln := lenEncInt(data)
+	n, ln := wire.LenEncInt(data)
 	if ln == 0 {
 		return nil, errors.New("rowevent: column count cut short")
 	}
@@ -205,7 +206,7 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 func (d *Decoder) image(data, present []byte, tbl *tablemap.Table, partial bool) (change.Row, int, error) {
 	start := len(data)
 	if partial {
-		opts, n := lenEncInt(data)
+		opts, n := wire.LenEncInt(data)
 		if n == 0 {
 			return nil, 0, errors.New("value options cut short")
 		}
@@ -271,33 +272,6 @@ func (d *Decoder) image(data, present []byte, tbl *tablemap.Table, partial bool)
 		data = data[n:]
 	}
 	return row, start - len(data), nil
-}
-
-// lenEncInt decodes a MySQL length-encoded integer; n = 0 means cut short.
-func lenEncInt(b []byte) (v uint64, n int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	switch c := b[0]; {
-	case c < 0xfb:
-		return uint64(c), 1
-	case c == 0xfc:
-		if len(b) < 3 {
-			return 0, 0
-		}
-		return uint64(binary.LittleEndian.Uint16(b[1:])), 3
-	case c == 0xfd:
-		if len(b) < 4 {
-			return 0, 0
-		}
-		return uint64(b[1]) | uint64(b[2])<<8 | uint64(b[3])<<16, 4
-	case c == 0xfe:
-		if len(b) < 9 {
-			return 0, 0
-		}
-		return binary.LittleEndian.Uint64(b[1:]), 9
-	}
-	return 0, 0
 }
 
 // isOldTemporal reports MariaDB's pre-10.1 temporal types (tables created

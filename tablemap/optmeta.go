@@ -3,6 +3,8 @@ package tablemap
 import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogcdc/binlogcdc/internal/wire"
 )
 
 // optVectorDimensionality is the optional metadata field MySQL 9.0 added
@@ -31,7 +33,7 @@ func optionalMetadata(body []byte, tableIDSize int) []byte {
 	if p > len(body) {
 		return nil
 	}
-	c, _, n := mysql.LengthEncodedInt(body[p:])
+	c, n := wire.LenEncInt(body[p:])
 	if n == 0 || c > uint64(len(body)) {
 		return nil
 	}
@@ -39,7 +41,7 @@ func optionalMetadata(body []byte, tableIDSize int) []byte {
 	if p > len(body) {
 		return nil
 	}
-	l, _, n := mysql.LengthEncodedInt(body[p:])
+	l, n := wire.LenEncInt(body[p:])
 	if n == 0 || l > uint64(len(body)) {
 		return nil
 	}
@@ -55,7 +57,7 @@ func optionalMetadata(body []byte, tableIDSize int) []byte {
 func vectorDimensions(opt []byte) []uint64 {
 	for len(opt) > 0 {
 		typ := opt[0]
-		l, _, n := mysql.LengthEncodedInt(opt[1:])
+		l, n := wire.LenEncInt(opt[1:])
 		if n == 0 || uint64(len(opt)-1-n) < l {
 			return nil
 		}
@@ -66,7 +68,7 @@ func vectorDimensions(opt []byte) []uint64 {
 		}
 		var dims []uint64
 		for len(val) > 0 {
-			d, _, n := mysql.LengthEncodedInt(val)
+			d, n := wire.LenEncInt(val)
 			if n == 0 || n > len(val) {
 				return nil
 			}
