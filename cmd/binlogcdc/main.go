@@ -83,6 +83,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return report(err, stderr)
 }
 
+// parseFlags parses a subcommand's flags; --help prints usage and the
+// flags, and a bad flag is a usageError pointing at --help.
+func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*pflag.FlagSet)) (*pflag.FlagSet, error) {
+	f := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	f.SetOutput(stderr)
+	add(f)
+	f.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		f.PrintDefaults()
+	}
+	if err := f.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return nil, err
+		}
+		return nil, usageError{msg: err.Error(), hint: "run 'binlogcdc " + name + " --help'"}
+	}
+	return f, nil
+}
+
 // usageError is a mistake on the command line.
 type usageError struct{ msg, hint string }
 

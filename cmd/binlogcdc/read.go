@@ -28,6 +28,7 @@ type ReadOptions struct {
 	Progress                    bool
 	Replay                      ReplayOptions // --to, --format sql, --flashback (replay.go)
 	Kafka                       KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
+	CPUProfile, MemProfile      string        // debugging aids (profile.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -44,6 +45,7 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Progress, "progress", false, "print progress to stderr (default: when stderr is a terminal)")
 	o.Replay.AddFlags(f, false) // replay.go
 	o.Kafka.AddFlags(f)         // kafka.go
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // profile.go
 }
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
@@ -68,20 +70,11 @@ the README, "Replay").
 Flags:
 `
 
-func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var o ReadOptions
-	f := pflag.NewFlagSet("read", pflag.ContinueOnError)
-	f.SetOutput(stderr)
-	o.AddFlags(f)
-	f.Usage = func() {
-		fmt.Fprint(stderr, readUsage)
-		f.PrintDefaults()
-	}
-	if err := f.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return err
-		}
-		return usageError{msg: err.Error(), hint: "run 'binlogcdc read --help'"}
+	f, err := parseFlags("read", readUsage, args, stderr, o.AddFlags)
+	if err != nil {
+		return err
 	}
 	if f.NArg() == 0 {
 		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}

@@ -84,18 +84,9 @@ Flags:
 
 func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o RecoverOptions
-	f := pflag.NewFlagSet("recover", pflag.ContinueOnError)
-	f.SetOutput(stderr)
-	o.AddFlags(f)
-	f.Usage = func() {
-		fmt.Fprint(stderr, recoverUsage)
-		f.PrintDefaults()
-	}
-	if err := f.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return err
-		}
-		return usageError{msg: err.Error(), hint: "run 'binlogcdc recover --help'"}
+	f, err := parseFlags("recover", recoverUsage, args, stderr, o.AddFlags)
+	if err != nil {
+		return err
 	}
 	if f.NArg() == 0 {
 		return usageError{msg: "no binlog files given", hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index"}

@@ -86,18 +86,9 @@ Flags:
 
 func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer, sig *signals) error {
 	var o StreamOptions
-	f := pflag.NewFlagSet("stream", pflag.ContinueOnError)
-	f.SetOutput(stderr)
-	o.AddFlags(f)
-	f.Usage = func() {
-		fmt.Fprint(stderr, streamUsage)
-		f.PrintDefaults()
-	}
-	if err := f.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return err
-		}
-		return usageError{msg: err.Error(), hint: "run 'binlogcdc stream --help'"}
+	f, err := parseFlags("stream", streamUsage, args, stderr, o.AddFlags)
+	if err != nil {
+		return err
 	}
 	if f.NArg() > 0 {
 		return usageError{msg: "stream takes no arguments", hint: "to read files, use 'binlogcdc read FILE...'"}
