@@ -1,0 +1,113 @@
+package e2e
+
+// Tests of 'binlogcdc stream' (issue 3) against private MariaDB servers.
+// The CLI is built once (cliBinary) and run as a subprocess, the way a user
+// runs it, so SIGTERM, SIGINT and kill -9 are real. The oracle is always
+// 'binlogcdc read' over the same server's binlog files: whatever happened
+// to the stream (restarts, kills, reconnects, rotations), its output must
+// equal, change for change, a single uninterrupted read.
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// stProxy forwards TCP connections from 127.0.0.1 to a server. stall
+// makes it stop forwarding on the connections open at that moment (bytes
+// read are dropped; nothing is closed: a network stall), while new
+// connections are forwarded as usual.
+type stProxy struct {
+	l      net.Listener
+	target string
+
+	mu    sync.Mutex
+	pairs []*stPair
+}
+
+type stPair struct {
+	client, server net.Conn
+	stalled        atomic.Bool
+	once           sync.Once
+}
+
+func (p *stPair) close() {
+	p.once.Do(func() { p.client.Close(); p.server.Close() })
+}
+
+func stStartProxy(t testing.TB, target string) *stProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stProxy{l: l, target: target}
+	t.Cleanup(func() {
+		l.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.pairs {
+			c.close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			pair := &stPair{client: c, server: s}
+			p.mu.Lock()
+			p.pairs = append(p.pairs, pair)
+			p.mu.Unlock()
+			go pair.pipe(c, s)
+			go pair.pipe(s, c)
+		}
+	}()
+	return p
+}
+
+func (p *stPair) pipe(from, to net.Conn) {
+	defer p.close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if n > 0 && !p.stalled.Load() {
+			if _, werr := to.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stall stops forwarding on every open connection.
+func (p *stProxy) stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pairs {
+		c.stalled.Store(true)
+	}
+}
+
+func (p *stProxy) dsn() string { return "mysql://root@" + p.l.Addr().String() }
+
+// stDumpThreads returns the ids of the server's binlog dump threads.
+func stDumpThreads(t testing.TB, srv *testserver.Server) []string {
+	t.Helper()
+	var ids []string
+	for _, r := range srv.QueryStrings(t, "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'") {
+		ids = append(ids, *r[0])
+	}
+	return ids
+}
