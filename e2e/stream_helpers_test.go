@@ -1,11 +1,7 @@
 package e2e
 
-// Tests of 'binlogcdc stream' (issue 3) against private MariaDB servers.
-// The CLI is built once (cliBinary) and run as a subprocess, the way a user
-// runs it, so SIGTERM, SIGINT and kill -9 are real. The oracle is always
-// 'binlogcdc read' over the same server's binlog files: whatever happened
-// to the stream (restarts, kills, reconnects, rotations), its output must
-// equal, change for change, a single uninterrupted read.
+// Helpers of the stream tests (stream_test.go): running the CLI as a
+// subprocess, polling its output and checkpoint, and the oracles.
 
 import (
 	"bytes"
