@@ -21,7 +21,8 @@ const HeaderSize = replication.EventHeaderSize
 // Event is one binlog event.
 //
 // Raw and Body point into a buffer owned by the Source: they are valid
-// until the next call to Next. Copy what you keep.
+// until the next call to Next, and so is the Event itself (a FileSource
+// reuses it). Copy what you keep.
 type Event struct {
 	// Pos is where the event starts. Events flattened out of a
 	// TRANSACTION_PAYLOAD_EVENT carry the payload event's position.

@@ -45,6 +45,7 @@ type FileSource struct {
 	inUse    bool                  // the FDE has LOG_EVENT_BINLOG_IN_USE_F: the server had not closed the file
 	lastType replication.EventType // type of the last event read from this file
 	buf      []byte
+	ev       Event // the event readEvent returns, reused like buf
 
 	payload *payloadReader
 	pending *Event // an event to return before reading on

@@ -44,7 +44,8 @@ func (s *FileSource) readEvent() (*Event, error) {
 		return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
 	}
 	s.off += size
-	ev := &Event{Pos: pos, NextPos: change.Position{File: s.base, Offset: uint64(s.off)}, Header: h, Raw: raw}
+	s.ev = Event{Pos: pos, NextPos: change.Position{File: s.base, Offset: uint64(s.off)}, Header: h, Raw: raw}
+	ev := &s.ev
 
 	if h.EventType == replication.FORMAT_DESCRIPTION_EVENT {
 		fde, err := decodeFDE(raw[HeaderSize:])

@@ -54,6 +54,23 @@ const maxCached = 4096
 
 func NewCache() *Cache { return &Cache{m: map[string]*Table{}} }
 
+// Lookup returns the Table already built from this exact TABLE_MAP_EVENT
+// body, or nil. It allocates nothing.
+func (c *Cache) Lookup(body []byte, tableIDSize int) *Table {
+	t := c.m[string(body)]
+	if t == nil || len(body) < tableIDSize {
+		return nil
+	}
+	var id uint64
+	for i := 0; i < tableIDSize; i++ {
+		id |= uint64(body[i]) << (8 * i)
+	}
+	if id != t.ID { // the same bytes read with another table id size
+		return nil
+	}
+	return t
+}
+
 // Get returns the Table for a TABLE_MAP_EVENT body, calling decode and
 // FromEvent on a miss. tableIDSize is as for PeekName.
 func (c *Cache) Get(body []byte, tableIDSize int, decode func() (*replication.TableMapEvent, error)) (*Table, error) {

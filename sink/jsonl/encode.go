@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/tablemap"
@@ -207,28 +208,46 @@ func appendBase64(b []byte, src []byte) []byte {
 	return append(b, '"')
 }
 
-func appendString(b []byte, s string) []byte { return appendStr(b, s) }
+func appendString(b []byte, s string) []byte {
+	// Read-only view of the string's bytes: appendStr does not keep or
+	// change them.
+	return appendStr(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
 
 func appendStringBytes(b []byte, s []byte) []byte { return appendStr(b, s) }
 
-func decodeRune[T string | []byte](s T) (rune, int) {
-	switch s := any(s).(type) {
-	case string:
-		return utf8.DecodeRuneInString(s)
-	case []byte:
-		return utf8.DecodeRune(s)
-	}
-	return utf8.RuneError, 1
-}
-
 const hexDigits = "0123456789abcdef"
+
+// SWAR constants: one in every byte, and every byte's top bit.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes in w (little-endian) need no escape
+// and no UTF-8 check: each is printable ASCII other than '"' and '\\'.
+func plain8(w uint64) bool {
+	ctl := (w - lsb*0x20) &^ w // a byte below 0x20
+	quote := w ^ lsb*'"'
+	quote = (quote - lsb) &^ quote // a '"' byte
+	bs := w ^ lsb*'\\'
+	bs = (bs - lsb) &^ bs // a '\\' byte
+	return (w|ctl|quote|bs)&msb == 0
+}
 
 // appendStr appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // control characters are escaped.
-func appendStr[T string | []byte](b []byte, s T) []byte {
+func appendStr(b []byte, s []byte) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most text is plain ASCII: skip it 8 bytes at a time.
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -252,7 +271,7 @@ func appendStr[T string | []byte](b []byte, s T) []byte {
 			start = i
 			continue
 		}
-		r, size := decodeRune(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
