@@ -14,32 +14,27 @@ const (
 	queryCommit
 	querySavepoint
 	queryDML
+	queryXAStart    // XA START xid: the group ends with XA_PREPARE (or XA COMMIT ... ONE PHASE)
+	queryXACommit   // XA COMMIT xid: a prepared XA transaction committed
+	queryXARollback // XA ROLLBACK xid: a prepared XA transaction rolled back
+	queryXAEnd      // XA END xid: the last statement before XA PREPARE
 )
 
 type query struct {
 	kind queryKind
 	db   string
 	sql  string
+	xid  string // XA statements: the transaction's xid, as the server wrote it
 }
 
 // classify sorts a statement by what it does to the transaction.
 func classify(bq binlog.Query) query {
 	q := query{db: bq.DB, sql: bq.SQL}
 	switch w := firstWord(q.sql); w {
-	case "BEGIN", "XA":
-		if w == "XA" {
-			// XA START opens; XA END/PREPARE/COMMIT/ROLLBACK are bookkeeping
-			// inside the group that an XID or XA_PREPARE event ends.
-			if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(q.sql)), "XA START") {
-				q.kind = queryBegin
-			} else if u := strings.ToUpper(strings.TrimSpace(q.sql)); strings.HasPrefix(u, "XA COMMIT") || strings.HasPrefix(u, "XA ROLLBACK") {
-				q.kind = queryCommit
-			} else {
-				q.kind = querySavepoint
-			}
-		} else {
-			q.kind = queryBegin
-		}
+	case "BEGIN":
+		q.kind = queryBegin
+	case "XA":
+		classifyXA(&q)
 	case "COMMIT":
 		q.kind = queryCommit
 	case "ROLLBACK":
@@ -54,6 +49,41 @@ func classify(bq binlog.Query) query {
 		q.kind = queryDML
 	}
 	return q
+}
+
+// classifyXA sorts XA statements. Servers log a prepared XA transaction as
+// its own group (GTID, XA START, rows, XA END, XA_PREPARE_LOG_EVENT; MariaDB
+// writes no XA START but flags the GTID event) and
+// its outcome later as another (GTID, XA COMMIT or XA ROLLBACK), in the
+// xid format they print for both ("X'7831',X”,1"). XA COMMIT ... ONE
+// PHASE ends the group that holds the rows, like COMMIT.
+func classifyXA(q *query) {
+	words := strings.Fields(q.sql)
+	if len(words) < 2 {
+		q.kind = querySavepoint
+		return
+	}
+	xid := strings.TrimSpace(strings.Join(words[2:], " "))
+	onePhase := strings.HasSuffix(strings.ToUpper(xid), " ONE PHASE")
+	if onePhase {
+		xid = strings.TrimSpace(xid[:len(xid)-len(" ONE PHASE")])
+	}
+	q.xid = xid
+	switch strings.ToUpper(words[1]) {
+	case "START", "BEGIN":
+		q.kind = queryXAStart
+	case "COMMIT":
+		q.kind = queryXACommit
+		if onePhase {
+			q.kind = queryCommit
+		}
+	case "ROLLBACK":
+		q.kind = queryXARollback
+	case "END":
+		q.kind = queryXAEnd
+	default: // XA PREPARE (as a statement), XA RECOVER
+		q.kind = querySavepoint
+	}
 }
 
 // firstWord returns the statement's first keyword, upper-cased, skipping

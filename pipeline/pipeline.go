@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type Options struct {
 	// OnCommit, if set, is called after the sink committed a transaction:
 	// the place to checkpoint tx.Next.
 	OnCommit func(tx change.TxEnd) error
+
+	// Logf, if set, receives warnings (for stderr).
+	Logf func(format string, args ...any)
 }
 
 // Stats counts what a run did.
@@ -55,7 +59,8 @@ type Pipeline struct {
 	rows    rowevent.Decoder
 
 	tx       txState
-	lastGTID string // of the last committed transaction
+	xa       map[string][]change.Change // prepared XA transactions' changes, by xid
+	lastGTID string                     // of the last committed transaction
 	Stats    Stats
 
 	mu       sync.Mutex
@@ -108,7 +113,14 @@ type txState struct {
 	skip     bool // before StartTime: read through, pass nothing on
 	explicit bool // opened by BEGIN (or a GTID event that implies one)
 	gtid     string
-	commitTS time.Time // from the GTID event, when it carries one
+	// commitTS is the commit time from the GTID event: its immediate
+	// commit timestamp (micro set) or, without one, its header time, which
+	// servers write at commit (other events carry their statement's start).
+	commitTS   time.Time
+	micro      bool
+	standalone bool            // MariaDB: the GTID says the group has no BEGIN/COMMIT
+	xid        string          // inside XA START … XA_PREPARE: the xid
+	held       []change.Change // XA: changes held until the outcome is known
 
 	lastRowsPos change.Position
 	nextRow     int // RowIndex for the next row at lastRowsPos
@@ -184,8 +196,14 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		if err := p.begin(ctx, ev); err != nil {
 			return err
 		}
-		p.tx.explicit = !g.Standalone
-		p.tx.gtid, p.tx.commitTS = g.ID, g.CommitTime
+		p.tx.explicit, p.tx.standalone = !g.Standalone, g.Standalone
+		if g.PreparedXA {
+			p.tx.xid = xidUnknown // named by its XA END, before the rows are released
+		}
+		p.tx.gtid, p.tx.commitTS, p.tx.micro = g.ID, g.CommitTime, !g.CommitTime.IsZero()
+		if g.CommitTime.IsZero() {
+			p.tx.commitTS = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
+		}
 		return nil
 
 	case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT:
@@ -219,7 +237,14 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		return p.fail(ev, errors.New("LOAD DATA logged as a statement"), hintStatement)
 
 	case replication.XA_PREPARE_LOG_EVENT:
-		// XA PREPARE ends the binlog group of an XA transaction.
+		// XA PREPARE ends the binlog group of an XA transaction; whether it
+		// commits is logged later, in another group (XA COMMIT/ROLLBACK).
+		if p.tx.open && p.tx.xid != "" && !p.tx.skip {
+			if p.xa == nil {
+				p.xa = map[string][]change.Change{}
+			}
+			p.xa[p.tx.xid] = p.tx.held
+		}
 		return p.commit(ctx, ev)
 
 	default:
@@ -259,6 +284,21 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 		return p.commit(ctx, ev)
 	case querySavepoint:
 		return nil
+	case queryXAStart:
+		if !p.tx.open {
+			if err := p.begin(ctx, ev); err != nil {
+				return err
+			}
+		}
+		p.tx.explicit, p.tx.xid = true, q.xid
+		return nil
+	case queryXAEnd:
+		if p.tx.open && p.tx.xid != "" {
+			p.tx.xid = q.xid
+		}
+		return nil
+	case queryXACommit, queryXARollback:
+		return p.xaOutcome(ctx, ev, q)
 	case queryDML:
 		if p.tx.skip || !p.opts.Filter.DB(q.db) {
 			return nil
@@ -279,13 +319,68 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 		}
 		p.Stats.DDL++
 	}
+	if p.ddlContinues(q) {
+		return nil // its rows and XID follow
+	}
 	return p.commit(ctx, ev)
+}
+
+// ddlContinues reports a DDL statement that is the first part of a
+// transaction, not one on its own: CREATE TABLE ... SELECT, which servers
+// with atomic DDL log as one transaction with the rows it inserted
+// (MariaDB: a GTID without the standalone flag; MySQL 8.0.21+: the
+// statement logged with a trailing START TRANSACTION).
+func (p *Pipeline) ddlContinues(q query) bool {
+	if p.ev.MariaDB {
+		return p.tx.gtid != "" && !p.tx.standalone
+	}
+	return strings.HasSuffix(strings.ToUpper(strings.TrimRight(q.sql, " \t\r\n;")), "START TRANSACTION")
+}
+
+// xaOutcome handles XA COMMIT and XA ROLLBACK of a prepared transaction:
+// a group of its own that releases (or drops) the changes held since its
+// XA PREPARE, as one transaction with this group's GTID and time.
+func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) error {
+	if !p.tx.open {
+		if err := p.begin(ctx, ev); err != nil {
+			return err
+		}
+	}
+	held, ok := p.xa[q.xid]
+	delete(p.xa, q.xid)
+	if q.kind == queryXACommit && !p.tx.skip {
+		if !ok {
+			p.logf("%s:%d: XA COMMIT %s: the transaction was prepared before the binlog position read from; its changes are not in the input and are not emitted",
+				ev.Pos.File, ev.Pos.Offset, q.xid)
+		}
+		ts, micro := p.eventTime(ev)
+		for i := range held {
+			c := &held[i]
+			c.GTID, c.Time, c.TimeMicro = p.tx.gtid, ts, micro
+			if err := p.sink.Write(ctx, c); err != nil {
+				return err
+			}
+		}
+	}
+	return p.commit(ctx, ev)
+}
+
+// xidUnknown marks an XA transaction whose xid is not known yet.
+const xidUnknown = "\x00"
+
+func (p *Pipeline) logf(format string, args ...any) {
+	if p.opts.Logf != nil {
+		p.opts.Logf(format, args...)
+	}
 }
 
 // atEnd checks the end of the input: a transaction still open there was
 // cut off (a truncated file, or one still being written). Its changes were
 // not committed to the sink; every complete transaction before it was.
 func (p *Pipeline) atEnd() error {
+	if len(p.xa) > 0 {
+		p.logf("%d prepared XA transaction(s) have no XA COMMIT or XA ROLLBACK in the input: their changes were not emitted", len(p.xa))
+	}
 	if !p.tx.open || p.tx.skip || p.tx.lastEvent.File == "" {
 		return nil
 	}
@@ -391,12 +486,19 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 // GTID event carries one (MySQL 8.0.1+), else the event header's seconds.
 func (p *Pipeline) eventTime(ev *binlog.Event) (t time.Time, micro bool) {
 	if !p.tx.commitTS.IsZero() {
-		return p.tx.commitTS, true
+		return p.tx.commitTS, p.tx.micro
 	}
 	return time.Unix(int64(ev.Header.Timestamp), 0).UTC(), false
 }
 
 func (p *Pipeline) tableMap(ev *binlog.Event) error {
+	// Servers repeat a table's TABLE_MAP before every transaction. Only
+	// tables that pass the filter are cached, and the body holds the
+	// names, so a body seen before needs neither the names nor the filter.
+	if t := p.schemas.Lookup(ev.Body, p.ev.TableIDSize(ev.Type())); t != nil {
+		p.tables[t.ID] = t
+		return nil
+	}
 	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.TableIDSize(ev.Type()))
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
@@ -441,6 +543,11 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 	for i := range changes {
 		c := &changes[i]
 		c.Pos, c.RowIndex, c.GTID, c.Time, c.TimeMicro = ev.Pos, base+c.RowIndex, p.tx.gtid, ts, micro
+		if p.tx.xid != "" {
+			// An XA transaction: held until its outcome is logged.
+			p.tx.held = append(p.tx.held, cloneChange(c))
+			continue
+		}
 		if err := p.sink.Write(ctx, c); err != nil {
 			return err
 		}
@@ -452,4 +559,24 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		return p.commit(ctx, ev)
 	}
 	return nil
+}
+
+// cloneChange copies a change with its values, which point into the
+// decoder's buffers.
+func cloneChange(c *change.Change) change.Change {
+	out := *c
+	out.Before = cloneRow(c.Before)
+	out.After = cloneRow(c.After)
+	return out
+}
+
+func cloneRow(r change.Row) change.Row {
+	if r == nil {
+		return nil
+	}
+	out := make(change.Row, len(r))
+	for i, v := range r {
+		out[i] = v.Clone()
+	}
+	return out
 }
