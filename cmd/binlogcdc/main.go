@@ -102,6 +102,13 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 	return f, nil
 }
 
+// warnf returns a printer of warnings to w.
+func warnf(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
+	}
+}
+
 // usageError is a mistake on the command line.
 type usageError struct{ msg, hint string }
 

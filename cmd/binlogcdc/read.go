@@ -45,7 +45,9 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Progress, "progress", false, "print progress to stderr (default: when stderr is a terminal)")
 	o.Replay.AddFlags(f, false) // replay.go
 	o.Kafka.AddFlags(f)         // kafka.go
-	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // profile.go
+
+	// --cpuprofile, --memprofile: hidden; readUsage describes them (profile.go).
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile)
 }
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
@@ -66,7 +68,7 @@ With --to, the changes are applied to a MySQL/MariaDB server instead,
 exactly once (it keeps its position in its binlogcdc.checkpoint table);
 --format sql writes them as SQL, --flashback the SQL that undoes them (see
 the README, "Replay").
-
+` + profileUsage + `
 Flags:
 `
 
@@ -85,6 +87,15 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
 		return err
 	}
+	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if perr := stopProfile(); perr != nil && err == nil {
+			err = perr
+		}
+	}()
 	if o.Replay.enabled() {
 		return runReadReplay(ctx, o, f.Args(), stdout, stderr)
 	}
@@ -129,6 +140,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if ks != nil { // --to kafka://…
 		sk = ks
 	}
+	popts.Logf = warnf(stderr)
 	p := pipeline.New(src, sk, popts)
 
 	var stopProgress func()

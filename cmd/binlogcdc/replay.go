@@ -377,6 +377,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	defer src.Close()
+	popts.Logf = warnf(stderr)
 	p := pipeline.New(src, sk, popts)
 	var stopProgress func()
 	if o.Progress || isTerminal(stderr) {
