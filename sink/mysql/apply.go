@@ -93,9 +93,10 @@ func (s *Sink) flush(upto int) error {
 	return nil
 }
 
-// execOps executes changes in order, consecutive inserts into one table
-// with the same columns as multi-row INSERTs.
-func (s *Sink) execOps(ops []op, st *Stats) error {
+// execOpsOneByOne executes changes in order, one statement per round
+// trip, consecutive inserts into one table with the same columns as
+// multi-row INSERTs.
+func (s *Sink) execOpsOneByOne(ops []op, st *Stats) error {
 	for i := 0; i < len(ops); {
 		o := &ops[i]
 		var err error
@@ -131,15 +132,8 @@ func isDuplicate(err error) bool {
 
 // insertRun inserts rows sharing one shape.
 func (s *Sink) insertRun(ops []op, st *Stats) error {
-	limit := min(maxBatchRows, max(1, maxPlaceholders/len(ops[0].cols)))
 	for len(ops) > 0 {
-		k := 1
-		for k*2 <= min(len(ops), limit) {
-			k *= 2
-		}
-		for k > 1 && batchBytes(ops[:k]) > maxBatchBytes {
-			k /= 2
-		}
+		k := insertChunk(ops)
 		chunk := ops[:k]
 		o := &chunk[0]
 		s.b.Reset()

@@ -19,6 +19,8 @@
 // Rows are found by the primary key of the event-time TABLE_MAP, or, for
 // a table without one, by all columns of the full before image (NULL-safe,
 // exact, LIMIT 1). Statements are prepared and values bound, never spliced.
+// With the error conflict policy, up to 64 of them are sent per round trip
+// and their results checked one by one (see pipeline.go).
 package mysqlsink
 
 import (
@@ -63,6 +65,11 @@ type Sink struct {
 	curStart    int  // pend[curStart:] belong to the open source transaction
 	curExecuted bool // some of its changes were executed (after a SAVEPOINT)
 	inTx        bool // a target transaction is open
+
+	// Pipelining (pipeline.go).
+	pipe         []byte     // SAVEPOINT and COM_STMT_EXECUTE packets to send
+	pipeStmts    []pipeStmt // the statements in pipe
+	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
 
 	group     group
 	cur       Stats // counts of the open source transaction's executed changes
@@ -161,6 +168,7 @@ func (s *Sink) fail(err error) error {
 	if s.inTx {
 		s.conn.Execute("ROLLBACK")
 		s.inTx = false
+		s.restoreAutocommit()
 	}
 	s.reported = true
 	return s.failed
@@ -259,6 +267,9 @@ func (s *Sink) commitGroup(ddl change.Position) error {
 			return s.fail(fmt.Errorf("target: COMMIT: %w", err))
 		}
 		s.inTx = false
+		if err := s.restoreAutocommit(); err != nil {
+			return s.fail(err)
+		}
 		s.stats.TargetCommits++
 	}
 	s.saved = end

@@ -1,0 +1,374 @@
+package mysqlsink
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+)
+
+// Pipelining. Applying a change costs one round trip to the target: an
+// UPDATE or DELETE of one row, or a multi-row INSERT, is sent, and its
+// result read, before the next is sent. So replay spends most of its time
+// waiting. Instead, up to maxPipeline statements are sent at once, after
+// a SAVEPOINT, and their results read afterwards, in order. Each result
+// is checked exactly as when it runs alone (an UPDATE or DELETE must match
+// its row, an INSERT must not hit a duplicate key). When all pass, the
+// changes are applied, as they would have been one by one. When one does
+// not (a conflict, a value the target refuses), the statements are undone
+// with ROLLBACK TO SAVEPOINT and run again one by one, the usual way, which
+// reports or handles the problem exactly as before. An error that may have
+// ended the target transaction (deadlock, lock wait timeout, lost
+// connection) fails the group, as it does one by one.
+//
+// A deadlock rolls back the whole target transaction, and with autocommit
+// on the statements sent after it would then commit one by one. So the
+// session runs with autocommit=0 while a pipelined transaction is open:
+// after such an error nothing commits until the group's ROLLBACK. It is
+// set after BEGIN (which changes nothing there) and set back after the
+// COMMIT or ROLLBACK.
+//
+// Pipelining is used with --on-conflict error only: the one-by-one redo
+// then meets the same conflict and stops. (With skip or overwrite, a
+// non-transactional target table, which ROLLBACK TO SAVEPOINT cannot
+// undo, would see changes twice.)
+const (
+	maxPipeline      = 64        // statements per round trip
+	maxPipelineBytes = 4 << 20   // request bytes per round trip (one statement may exceed it alone)
+	maxPacket        = 1<<24 - 1 // larger statements need split packets: sent one by one
+)
+
+// pipeStmt is one statement of a pipeline.
+type pipeStmt struct {
+	first, n int       // the ops it applies: ops[first : first+n]
+	op       change.Op // Insert (n rows), Update or Delete
+}
+
+// canPipeline reports whether the session and the options allow it.
+func (s *Sink) canPipeline() bool {
+	return s.opts.OnConflict == PolicyError && s.conn.Compression == mysql.MYSQL_COMPRESS_NONE
+}
+
+// execOps executes changes in order, consecutive inserts into one table
+// with the same columns as multi-row INSERTs, several statements per
+// round trip where it can (see above).
+func (s *Sink) execOps(ops []op, st *Stats) error {
+	if !s.canPipeline() {
+		return s.execOpsOneByOne(ops, st)
+	}
+	for len(ops) > 0 {
+		stmts, n, err := s.buildPipeline(ops)
+		if err != nil {
+			return err
+		}
+		if len(stmts) < 2 {
+			// Nothing to gain (or a statement too large for one packet).
+			if err := s.execOpsOneByOne(ops[:n], st); err != nil {
+				return err
+			}
+		} else {
+			ok, err := s.runPipeline(ops, stmts)
+			if err != nil {
+				return err
+			}
+			if ok {
+				for _, p := range stmts {
+					ts := st.table(ops[p.first].plan.name)
+					switch p.op {
+					case change.Insert:
+						ts.Inserted += uint64(p.n)
+					case change.Update:
+						ts.Updated++
+					case change.Delete:
+						ts.Deleted++
+					}
+				}
+			} else if err := s.execOpsOneByOne(ops[:n], st); err != nil {
+				return err
+			}
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// buildPipeline encodes the COM_STMT_EXECUTE packets for a prefix
+// ops[:n] into s.pipe, preparing statements as needed. A prefix of one
+// statement, or a statement that does not fit one packet, comes back
+// alone, unencoded.
+func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
+	// The statements come after a SAVEPOINT, to undo them. At most
+	// maxPipeline of them: the statement cache (stmtCacheSize, least
+	// recently used out) cannot drop one of them while later ones are
+	// prepared.
+	s.pipe = appendPacket(s.pipe[:0], mysql.COM_QUERY, []byte("SAVEPOINT binlogcdc_pipe"))
+	s.pipeStmts = s.pipeStmts[:0]
+	for n < len(ops) && len(s.pipeStmts) < maxPipeline && len(s.pipe) < maxPipelineBytes {
+		o := &ops[n]
+		k := 1
+		s.b.Reset()
+		switch o.c.Op {
+		case change.Insert:
+			j := n + 1
+			for j < len(ops) && ops[j].c.Op == change.Insert && ops[j].plan == o.plan && slices.Equal(ops[j].cols, o.cols) {
+				j++
+			}
+			k = insertChunk(ops[n:j])
+			s.b.InsertHead("INSERT", o.c.Table, o.cols)
+			for i := n; i < n+k; i++ {
+				if i > n {
+					s.b.SQL = append(s.b.SQL, ',')
+				}
+				s.b.InsertTuple(o.cols, ops[i].c.After)
+			}
+		case change.Update:
+			s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
+		case change.Delete:
+			s.b.Delete(o.c.Table, o.key, o.c.Before)
+		default:
+			return nil, n + 1, nil // execOpsOneByOne deals with it
+		}
+		st, err := s.stmts.get(s.conn, s.b.SQL)
+		if err != nil {
+			if len(s.pipeStmts) == 0 {
+				return nil, n + k, nil // the one-by-one path reports it
+			}
+			break
+		}
+		mark := len(s.pipe)
+		var ok bool
+		s.pipe, ok = appendExecute(s.pipe, st, s.b.Args, s.conn.HasCapability(mysql.CLIENT_QUERY_ATTRIBUTES))
+		if !ok || len(s.pipe)-mark-4 >= maxPacket {
+			s.pipe = s.pipe[:mark]
+			if len(s.pipeStmts) == 0 {
+				return nil, n + k, nil
+			}
+			break
+		}
+		s.pipeStmts = append(s.pipeStmts, pipeStmt{first: n, n: k, op: o.c.Op})
+		n += k
+	}
+	return s.pipeStmts, n, nil
+}
+
+// insertChunk is how many of the rows of an insert run (same table, same
+// columns) go into the next INSERT: a power of two (few statement shapes
+// to prepare), within maxBatchRows, maxPlaceholders and maxBatchBytes.
+func insertChunk(ops []op) int {
+	limit := min(maxBatchRows, max(1, maxPlaceholders/len(ops[0].cols)))
+	k := 1
+	for k*2 <= min(len(ops), limit) {
+		k *= 2
+	}
+	for k > 1 && batchBytes(ops[:k]) > maxBatchBytes {
+		k /= 2
+	}
+	return k
+}
+
+// runPipeline sends the SAVEPOINT and statements encoded in s.pipe and
+// reads their results. ok is false when one of them did not pass its
+// check: they were undone, and are to be run one by one.
+func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, err error) {
+	if !s.noAutocommit {
+		if err := s.plain("SET autocommit=0"); err != nil {
+			return false, fmt.Errorf("target: SET autocommit=0: %w", err)
+		}
+		s.noAutocommit = true
+	}
+	// One write: the server reads the statements while we wait for the
+	// results, which are small (an OK or error packet each).
+	if _, err := s.conn.Write(s.pipe); err != nil {
+		return false, fmt.Errorf("target: %w", err)
+	}
+	// Read every result, whatever happened, to keep the session in step.
+	if _, err := s.readResult(); err != nil {
+		for range stmts {
+			s.readResult()
+		}
+		return false, fmt.Errorf("target: SAVEPOINT: %w", err)
+	}
+	var hard error
+	hardAt, badAt := -1, -1
+	for i, p := range stmts {
+		n, err := s.readResult()
+		switch {
+		case err != nil && !statementRolledBack(err):
+			if hard == nil {
+				hard, hardAt = err, i
+			}
+		case err != nil, p.op != change.Insert && n == 0: // refused, or no row matched
+			if badAt < 0 {
+				badAt = i
+			}
+		}
+	}
+	if hard != nil && (badAt < 0 || hardAt < badAt) {
+		// One by one, this error would have ended the run here.
+		return false, s.execError(&ops[stmts[hardAt].first], hard)
+	}
+	if badAt >= 0 {
+		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_pipe"); err != nil {
+			if hard != nil { // it ended the transaction, savepoint and all
+				return false, s.execError(&ops[stmts[hardAt].first], hard)
+			}
+			return false, fmt.Errorf("target: %w", err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// readResult reads the result of one pipelined command: the matched rows
+// (CLIENT_FOUND_ROWS) of an OK packet, or the error of an error packet.
+func (s *Sink) readResult() (uint64, error) {
+	s.conn.Sequence = 1 // each command's first reply packet
+	data, err := s.conn.ReadPacket()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case len(data) > 0 && data[0] == mysql.OK_HEADER:
+		return s.conn.HandleOKPacket(data).AffectedRows, nil
+	case len(data) > 0 && data[0] == mysql.ERR_HEADER:
+		return 0, s.conn.HandleErrorPacket(data)
+	}
+	return 0, fmt.Errorf("%w: unexpected reply to a pipelined statement", mysql.ErrMalformPacket)
+}
+
+// restoreAutocommit turns autocommit back on after the target transaction
+// ended (see above).
+func (s *Sink) restoreAutocommit() error {
+	if !s.noAutocommit {
+		return nil
+	}
+	if err := s.plain("SET autocommit=1"); err != nil {
+		return fmt.Errorf("target: SET autocommit=1: %w", err)
+	}
+	s.noAutocommit = false
+	return nil
+}
+
+// appendPacket appends one client packet (sequence 0): cmd, then payload.
+func appendPacket(b []byte, cmd byte, payload []byte) []byte {
+	n := 1 + len(payload)
+	b = append(b, byte(n), byte(n>>8), byte(n>>16), 0, cmd)
+	return append(b, payload...)
+}
+
+// appendExecute appends a COM_STMT_EXECUTE packet (sequence 0) for st with
+// args bound as bindValue binds them, in the bytes go-mysql's
+// Stmt.Execute writes. ok is false when a value cannot be bound or the
+// count is wrong (the one-by-one path reports it).
+//
+//	1      COM_STMT_EXECUTE
+//	4      statement id
+//	1      flags: no cursor (| PARAMETER_COUNT_AVAILABLE with parameters)
+//	4      iteration count, 1
+//	with parameters:
+//	  lenenc   parameter count (CLIENT_QUERY_ATTRIBUTES only)
+//	  (n+7)/8  NULL bitmap
+//	  1        new-params-bound flag (0 when all are NULL)
+//	  2n       type, flag (+ an empty name with CLIENT_QUERY_ATTRIBUTES)
+//	  …        values
+func appendExecute(b []byte, st *client.Stmt, args []change.Value, queryAttrs bool) ([]byte, bool) {
+	n := st.ParamNum()
+	if len(args) != n {
+		return b, false
+	}
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, mysql.COM_STMT_EXECUTE)
+	b = binary.LittleEndian.AppendUint32(b, st.ID)
+	flags := mysql.CURSOR_TYPE_NO_CURSOR
+	if n > 0 {
+		flags |= mysql.PARAMETER_COUNT_AVAILABLE
+	}
+	b = append(b, flags, 1, 0, 0, 0)
+	if n > 0 {
+		if queryAttrs {
+			b = appendLenEnc(b, uint64(n))
+		}
+		nulls := len(b)
+		b = append(b, make([]byte, (n+7)/8)...)
+		bound := len(b)
+		b = append(b, 0)
+		types := len(b)
+		for i, v := range args {
+			if v.Kind() == change.Null {
+				b[nulls+i/8] |= 1 << (i % 8)
+				b = append(b, mysql.MYSQL_TYPE_NULL, 0)
+			} else {
+				b[bound] = 1
+				t, f, ok := paramType(v)
+				if !ok {
+					return b[:start], false
+				}
+				b = append(b, t, f)
+			}
+			if queryAttrs {
+				b = append(b, 0) // no name
+			}
+		}
+		if b[bound] == 0 {
+			b = b[:types] // all NULL: go-mysql sends no types
+		}
+		for _, v := range args {
+			b = appendParam(b, v)
+		}
+	}
+	l := len(b) - start - 4
+	b[start], b[start+1], b[start+2] = byte(l), byte(l>>8), byte(l>>16)
+	return b, true
+}
+
+// paramType is the type and flag byte of a value bound as bindValue does.
+func paramType(v change.Value) (typ, flag byte, ok bool) {
+	switch v.Kind() {
+	case change.Int:
+		return mysql.MYSQL_TYPE_LONGLONG, 0, true
+	case change.Uint:
+		return mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
+	case change.Float32, change.Float64:
+		return mysql.MYSQL_TYPE_DOUBLE, 0, true
+	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
+		change.String, change.Enum, change.Set, change.JSON:
+		return mysql.MYSQL_TYPE_STRING, 0, true
+	case change.Bytes, change.Vector, change.Geometry:
+		return mysql.MYSQL_TYPE_BLOB, 0, true
+	}
+	return 0, 0, false
+}
+
+// appendParam appends a non-NULL value as bindValue binds it.
+func appendParam(b []byte, v change.Value) []byte {
+	switch v.Kind() {
+	case change.Null:
+		return b
+	case change.Int, change.Uint:
+		return binary.LittleEndian.AppendUint64(b, v.Uint())
+	case change.Float32, change.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case change.Geometry:
+		g := sqltext.GeometryBytes(v)
+		return append(appendLenEnc(b, uint64(len(g))), g...)
+	}
+	return append(appendLenEnc(b, uint64(len(v.Bytes()))), v.Bytes()...)
+}
+
+func appendLenEnc(b []byte, n uint64) []byte {
+	switch {
+	case n <= 250:
+		return append(b, byte(n))
+	case n <= 0xffff:
+		return append(b, 0xfc, byte(n), byte(n>>8))
+	case n <= 0xffffff:
+		return append(b, 0xfd, byte(n), byte(n>>8), byte(n>>16))
+	}
+	return binary.LittleEndian.AppendUint64(append(b, 0xfe), n)
+}
