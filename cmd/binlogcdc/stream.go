@@ -290,7 +290,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink:      sk,
-		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.commit)}, // replay.go
+		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.commit), Logf: warnf(stderr)}, // replay.go
 		Retryable: retryable,
 		Logf:      logf,
 	}
@@ -422,6 +422,12 @@ type checkpointSaver struct {
 
 func (s *checkpointSaver) commit(tx change.TxEnd) error {
 	s.mu.Lock()
+	if tx.GTID == "" && tx.Time.IsZero() {
+		// A ROTATE moved the resume point before this run committed a
+		// transaction (the artificial one at connect): the pipeline does
+		// not know the last transaction, the checkpoint it resumed from does.
+		tx.GTID = s.lastTx.GTID
+	}
 	s.lastTx = tx
 	if tx.GTID != "" && strings.Count(tx.GTID, "-") == 2 {
 		if s.gtids == nil {
