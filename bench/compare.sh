@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# bench/compare.sh measures binlogcdc against what users would pick
+# instead, side by side on the same input and machine:
+#
+#   read      binlogcdc read FILE > /dev/null (full JSON lines)
+#             vs mariadb-binlog --verbose --base64-output=DECODE-ROWS FILE > /dev/null
+#             vs bench/goparse (go-mysql's BinlogParser, events discarded)
+#   memory    peak RSS of binlogcdc read, on that file and on one 1M-row transaction
+#   replay    binlogcdc read FILE --to mysql://… into a fresh MariaDB
+#             vs mariadb-binlog FILE | mariadb into another fresh one,
+#             with CHECKSUM TABLE of both
+#   live      binlogcdc stream: lag from commit to JSON line at a steady
+#             rate (bench/lag), p50 and p99
+#
+# It builds everything, generates the input with bench/gen.sh (cached in
+# $BENCH_DIR, default /tmp/binlogcdc-bench), runs each pair $RUNS times
+# (default 5), interleaved, and prints medians and ratios. Every server it
+# starts is private (never the system MariaDB on 3306) and stopped at the
+# end. Tunables: RUNS, REPLAY_RUNS (default RUNS), LAG_RATE (5000 rows/s),
+# LAG_SECONDS (20).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+RUNS=${RUNS:-5}
+REPLAY_RUNS=${REPLAY_RUNS:-$RUNS}
+LAG_RATE=${LAG_RATE:-5000}
+LAG_SECONDS=${LAG_SECONDS:-20}
+BIN=$BENCH_DIR/bin
+RES=$BENCH_DIR/results
+LOG=$BENCH_DIR/compare.log
+trap mdb_stop_all EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "compare: $*" >&2; }
+
+mkdir -p "$BIN"
+rm -rf "$RES"
+mkdir -p "$RES"
+: >"$LOG"
+
+log "building binlogcdc, goparse, lag"
+go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
+go build -o "$BIN/goparse" ./bench/goparse
+go build -o "$BIN/lag" ./bench/lag
+
+bench/gen.sh
+WL=$BENCH_DIR/data/workload.binlog
+BIG=$BENCH_DIR/data/bigtx.binlog
+read -r wl_size wl_events <"$BENCH_DIR/data/info"
+
+# timed NAME CMD...: runs CMD (stdout to /dev/null, stderr to the log) and
+# appends "seconds maxrss_kb" to $RES/NAME.
+timed() {
+	local name=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$RES/.t" "$@" >/dev/null 2>>"$LOG" ||
+		{ echo "compare: $name failed, see $LOG" >&2; exit 1; }
+	cat "$RES/.t" >>"$RES/$name"
+}
+
+# median FILE [COLUMN]: the median of a column (1: seconds, 2: RSS).
+median() {
+	sort -n -k"${2:-1}","${2:-1}" "$1" | awk -v c="${2:-1}" '{v[NR]=$c} END {m=int((NR+1)/2); if (NR%2) print v[m]; else printf "%.3f\n", (v[m]+v[m+1])/2}'
+}
+maxcol() { awk -v c="$2" 'BEGIN{m=0} $c>m {m=$c} END {print m}' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+row() { printf '  %-54s %10s   %s\n' "$1" "$2" "${3:-}"; }
+mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
+
+log "read: $RUNS runs of each on $(basename "$WL") ($wl_size bytes, $wl_events rows events)"
+for i in $(seq 1 "$RUNS"); do
+	timed binlogcdc "$BIN/binlogcdc" read "$WL"
+	timed mariadb-binlog mariadb-binlog --verbose --base64-output=DECODE-ROWS "$WL"
+	timed goparse "$BIN/goparse" "$WL"
+done
+log "memory: $RUNS runs on $(basename "$BIG") (one transaction of 1M rows)"
+for i in $(seq 1 "$RUNS"); do
+	timed bigtx "$BIN/binlogcdc" read "$BIG"
+done
+
+log "replay: $REPLAY_RUNS runs of each into fresh servers"
+src_sum=$(cat "$BENCH_DIR/data/checksum")
+for i in $(seq 1 "$REPLAY_RUNS"); do
+	mdb_start "$BENCH_DIR/target-a"
+	t0=$(date +%s.%N)
+	"$BIN/binlogcdc" read "$WL" --to "mysql://root@127.0.0.1:$MDB_PORT/" 2>>"$LOG"
+	t1=$(date +%s.%N)
+	echo "$t0 $t1" | awk '{printf "%.3f\n", $2-$1}' >>"$RES/replay-binlogcdc"
+	mdb -e 'CHECKSUM TABLE bench.orders' | cut -f2 >>"$RES/sum-binlogcdc"
+	mdb_stop "$MDB_PID"
+
+	mdb_start "$BENCH_DIR/target-b"
+	t0=$(date +%s.%N)
+	mariadb-binlog "$WL" | mariadb --no-defaults -h127.0.0.1 -P"$MDB_PORT" -uroot 2>>"$LOG"
+	t1=$(date +%s.%N)
+	echo "$t0 $t1" | awk '{printf "%.3f\n", $2-$1}' >>"$RES/replay-mariadb"
+	mdb -e 'CHECKSUM TABLE bench.orders' | cut -f2 >>"$RES/sum-mariadb"
+	mdb_stop "$MDB_PID"
+done
+rm -rf "$BENCH_DIR/target-a" "$BENCH_DIR/target-b"
+sums=$(sort -u "$RES/sum-binlogcdc" "$RES/sum-mariadb")
+if [ "$sums" = "$src_sum" ]; then
+	sum_ok="identical on every target and equal to the source's ($src_sum)"
+else
+	sum_ok="DIFFERENT: source $src_sum, binlogcdc $(sort -u "$RES/sum-binlogcdc" | tr '\n' ' '), mariadb $(sort -u "$RES/sum-mariadb" | tr '\n' ' ')"
+fi
+
+log "live: ${LAG_SECONDS}s at $LAG_RATE rows/s"
+mdb_start "$BENCH_DIR/lag-source" "${mdb_binlog_flags[@]}"
+"$BIN/lag" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -rate "$LAG_RATE" -duration "${LAG_SECONDS}s" >"$RES/lag" 2>>"$LOG" ||
+	{ echo "compare: lag failed, see $LOG" >&2; exit 1; }
+mdb_stop "$MDB_PID"
+rm -rf "$BENCH_DIR/lag-source"
+lag=$(cat "$RES/lag")
+lagv() { echo "$lag" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+b=$(median "$RES/binlogcdc")
+m=$(median "$RES/mariadb-binlog")
+g=$(median "$RES/goparse")
+rb=$(median "$RES/replay-binlogcdc")
+rm_=$(median "$RES/replay-mariadb")
+cat <<EOF
+
+== binlogcdc benchmark ($(date -u +%Y-%m-%d))
+machine:  $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo) RAM
+software: $(go version | cut -d' ' -f3), $(mariadbd --no-defaults --version | sed 's/.*Ver \([^ ]*\).*/MariaDB \1/'), binlogcdc $(git describe --always --dirty 2>/dev/null || echo '?')
+input:    $(basename "$WL"): $(mib $((wl_size / 1024))) MiB, $wl_events rows events (single-row autocommit INSERT/UPDATE/DELETE)
+          $(basename "$BIG"): $(mib $(($(stat -c %s "$BIG") / 1024))) MiB, one transaction of 1000000 rows
+
+read (median of $RUNS, seconds)
+$(row "binlogcdc read > /dev/null" "$b")
+$(row "mariadb-binlog --verbose --base64-output=DECODE-ROWS" "$m" "binlogcdc $(ratio "$m" "$b")x faster")
+$(row "goparse (go-mysql BinlogParser, events discarded)" "$g" "binlogcdc $(ratio "$g" "$b")x faster")
+
+peak RSS of binlogcdc read (max of $RUNS)
+$(row "$(basename "$WL")" "$(mib "$(maxcol "$RES/binlogcdc" 2)") MiB")
+$(row "$(basename "$BIG") (1M-row transaction)" "$(mib "$(maxcol "$RES/bigtx" 2)") MiB" "read in $(median "$RES/bigtx") s (median)")
+
+replay into a fresh MariaDB (median of $REPLAY_RUNS, seconds)
+$(row "binlogcdc read --to mysql://" "$rb")
+$(row "mariadb-binlog | mariadb" "$rm_" "binlogcdc $(ratio "$rm_" "$rb")x faster")
+  CHECKSUM TABLE bench.orders: $sum_ok
+
+live: binlogcdc stream, commit to JSON line, $(lagv rows) rows at $(lagv rate) rows/s
+  p50 $(lagv p50_ms) ms   p90 $(lagv p90_ms) ms   p99 $(lagv p99_ms) ms   max $(lagv max_ms) ms
+EOF

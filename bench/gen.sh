@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# bench/gen.sh generates the benchmark binlogs on a private MariaDB:
+#
+#   $BENCH_DIR/data/workload.binlog  CREATE TABLE, then ~227k single-row
+#                                    autocommit statements (inserts, updates,
+#                                    deletes): one rows event each
+#   $BENCH_DIR/data/bigtx.binlog     one transaction inserting 1M rows
+#   $BENCH_DIR/data/checksum         CHECKSUM TABLE of the workload's table
+#   $BENCH_DIR/data/info             workload.binlog's size and rows events
+#
+# Table: INT primary key, BIGINT, DECIMAL(12,2), DATETIME(6), ENUM,
+# VARCHAR(100), TEXT. The files are cached: they are rebuilt only when this
+# script changed (or with FORCE=1). BENCH_DIR defaults to
+# /tmp/binlogcdc-bench. N (default 130000) is the number of inserts;
+# updates are N/2, deletes N/4.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+N=${N:-130000}
+out=$BENCH_DIR/data
+stamp="$(cat bench/gen.sh bench/lib.sh | sha256sum | cut -c1-16)-$N"
+if [ "${FORCE:-0}" != 1 ] && [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ]; then
+	echo "gen: cached in $out" >&2
+	exit 0
+fi
+mkdir -p "$BENCH_DIR"
+rm -rf "$out"
+mkdir -p "$out"
+trap mdb_stop_all EXIT
+
+echo "gen: starting a private MariaDB" >&2
+mdb_start "$BENCH_DIR/gen-server" "${mdb_binlog_flags[@]}"
+datadir=$BENCH_DIR/gen-server
+
+current() { mdb -e 'SHOW MASTER STATUS' | cut -f1; }
+mdb -e 'FLUSH BINARY LOGS'
+wl=$(current)
+
+schema="CREATE DATABASE bench;
+CREATE TABLE bench.orders (
+  id INT NOT NULL PRIMARY KEY,
+  customer BIGINT NOT NULL,
+  amount DECIMAL(12,2) NOT NULL,
+  created DATETIME(6) NOT NULL,
+  status ENUM('new','paid','shipped','cancelled') NOT NULL,
+  email VARCHAR(100),
+  note TEXT
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE bench.big LIKE bench.orders;"
+
+# The workload: insert i; update row i-1000 (even i); delete row i-2000
+# (i a multiple of 4): every update and delete hits an existing row, and
+# a deleted row is never updated later. Each statement autocommits.
+workload() {
+	echo "$schema"
+	echo "USE bench;"
+	awk -v n="$N" 'BEGIN {
+		srand(42)
+		split("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu café naïve Zürich \"quoted\" it\x27s", w, " ")
+		nw = length(w)
+		st[0] = "new"; st[1] = "paid"; st[2] = "shipped"; st[3] = "cancelled"
+		for (i = 1; i <= n; i++) {
+			printf "INSERT INTO orders VALUES (%d,%d,%d.%02d,TIMESTAMPADD(MICROSECOND,%d*1234567,\x272024-01-01 00:00:00\x27),\x27%s\x27,\x27user%d@example.com\x27,\x27%s\x27);\n",
+				i, i * 7919 % 1000003, int(rand() * 100000), int(rand() * 100), i, st[i % 4], i % 50000, note()
+			if (i % 2 == 0 && i > 1000)
+				printf "UPDATE orders SET amount=amount+1.25,status=\x27paid\x27,note=\x27%s\x27 WHERE id=%d;\n", note(), i - 1000
+			if (i % 4 == 0 && i > 2000)
+				printf "DELETE FROM orders WHERE id=%d;\n", i - 2000
+		}
+	}
+	function note(   s, k, len) {
+		len = 20 + int(rand() * 200)
+		s = ""
+		while (length(s) < len) {
+			k = 1 + int(rand() * nw)
+			s = s (s == "" ? "" : " ") w[k]
+		}
+		gsub(/\x27/, "\x27\x27", s)
+		return s
+	}'
+}
+
+echo "gen: running the workload ($N inserts, $((N / 2)) updates, $((N / 4)) deletes)" >&2
+t0=$(date +%s)
+workload | mdb
+echo "gen: workload took $(($(date +%s) - t0)) s" >&2
+mdb -e 'CHECKSUM TABLE bench.orders' | cut -f2 >"$out/checksum"
+mdb -e 'FLUSH BINARY LOGS'
+big=$(current)
+
+echo "gen: one transaction of 1M rows" >&2
+mdb bench -e "INSERT INTO big SELECT seq, seq*7919 % 1000003, (seq % 100000)/100, TIMESTAMPADD(MICROSECOND, seq*1234567, '2024-01-01'),
+	1 + seq % 4, CONCAT('user', seq % 50000, '@example.com'), REPEAT('lorem ipsum ', 1 + seq % 10) FROM seq_1_to_1000000"
+mdb -e 'FLUSH BINARY LOGS'
+
+cp "$datadir/$wl" "$out/workload.binlog"
+cp "$datadir/$big" "$out/bigtx.binlog"
+mdb_stop_all
+
+# Check what was asked for: >= 90 MB and >= 200k rows events.
+events=$(mariadb-binlog "$out/workload.binlog" | grep -cE '(Write|Update|Delete)_rows(_v1)?: table id' || true)
+size=$(stat -c %s "$out/workload.binlog")
+echo "gen: workload.binlog: $size bytes, $events rows events; bigtx.binlog: $(stat -c %s "$out/bigtx.binlog") bytes" >&2
+if [ "$size" -lt $((90 << 20)) ] || [ "$events" -lt 200000 ]; then
+	echo "gen: workload.binlog is too small (want >= 90 MiB and >= 200000 rows events)" >&2
+	exit 1
+fi
+echo "$size $events" >"$out/info"
+echo "$stamp" >"$out/stamp"
+rm -rf "$datadir"
