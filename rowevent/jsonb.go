@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/jsontext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -143,7 +143,7 @@ func (j *jsonWriter) value(t byte, data []byte, depth int) {
 	case jsonbString:
 		s, ok := j.varData(data)
 		if ok {
-			j.out = appendJSONString(j.out, s)
+			j.out = jsontext.AppendString(j.out, s)
 		}
 	case jsonbOpaque:
 		if len(data) < 1 {
@@ -277,7 +277,7 @@ func (j *jsonWriter) container(t byte, data []byte, depth int) {
 				j.fail(errBadValue("JSON key %d at %d+%d outside its object (%d..%d)", i, koff, klen, header, size))
 				return
 			}
-			j.out = appendJSONString(j.out, data[koff:koff+klen])
+			j.out = jsontext.AppendString(j.out, data[koff:koff+klen])
 			j.out = append(j.out, ':')
 		}
 		e := valueEntries + i*valueEntry
@@ -363,52 +363,4 @@ func appendPackedTemporal(b []byte, ft byte, v int64) []byte {
 	b = append(b, ' ')
 	b = appendClock(b, hms>>12, hms>>6&63, hms&63)
 	return appendFrac(b, usec, 6)
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, so the output is always valid UTF-8 JSON.
-func appendJSONString(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -1,4 +1,4 @@
-package jsonl
+package jsontext
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// refAppendStr is appendStr before its ASCII fast path: one byte at a time.
+// refAppendStr is AppendString before its ASCII fast path: one byte at a time.
 func refAppendStr(b []byte, s []byte) []byte {
 	b = append(b, '"')
 	start := 0
@@ -57,7 +57,7 @@ func refAppendStr(b []byte, s []byte) []byte {
 	return append(b, '"')
 }
 
-func TestAppendStrMatchesReference(t *testing.T) {
+func TestAppendStringMatchesReference(t *testing.T) {
 	// Every byte value at every offset of a 17-byte run of plain text,
 	// so that each lands in both the 8-byte fast path and the tail.
 	base := []byte("abcdefghijklmnopq")
@@ -86,12 +86,12 @@ func TestAppendStrMatchesReference(t *testing.T) {
 		cases = append(cases, s)
 	}
 	for _, s := range cases {
-		got := appendStringBytes([]byte("x"), s)
+		got := AppendString([]byte("x"), s)
 		want := refAppendStr([]byte("x"), s)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
-		if gs := appendString(nil, string(s)); !bytes.Equal(gs, want[1:]) {
+		if gs := AppendStringOf(nil, string(s)); !bytes.Equal(gs, want[1:]) {
 			t.Fatalf("%q as string: got %s, want %s", s, gs, want[1:])
 		}
 		var back string

@@ -1,0 +1,94 @@
+// Package jsontext writes JSON strings: the one escaper that the JSON
+// rendering of MySQL's binary JSON (rowevent) and the JSON line encoder
+// (sink/jsonl) share.
+package jsontext
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// AppendStringOf is AppendString for a string.
+func AppendStringOf(b []byte, s string) []byte {
+	// Read-only view of the string's bytes: AppendString does not keep or
+	// change them.
+	return AppendString(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// SWAR constants: one in every byte, and every byte's top bit.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes in w (little-endian) need no escape
+// and no UTF-8 check: each is printable ASCII other than '"' and '\\'.
+func plain8(w uint64) bool {
+	ctl := (w - lsb*0x20) &^ w // a byte below 0x20
+	quote := w ^ lsb*'"'
+	quote = (quote - lsb) &^ quote // a '"' byte
+	bs := w ^ lsb*'\\'
+	bs = (bs - lsb) &^ bs // a '\\' byte
+	return (w|ctl|quote|bs)&msb == 0
+}
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
+// so the output is always valid UTF-8; control characters are escaped,
+// and so are U+2028 and U+2029 (safe to embed in JavaScript too).
+func AppendString(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		// Most text is plain ASCII: skip it 8 bytes at a time.
+		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
