@@ -134,6 +134,13 @@ func Start(tb testing.TB, opts Options) *Server {
 	if out, err := exec.Command("cp", "-a", tpl, dir).CombinedOutput(); err != nil {
 		tb.Fatalf("testserver: copying template %s: %v: %s", tpl, err, out)
 	}
+	// A private tmpdir: at startup mariadbd deletes every "#sql*" file in
+	// its tmpdir (mysql_rm_tmp_tables), which with a shared /tmp removes
+	// the in-flight temporary tables of other servers ("Error on delete of
+	// '/tmp/#sql-temptable-...MAI'").
+	if err := os.Mkdir(filepath.Join(base, "tmp"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
 	s := &Server{
 		Dir:      dir,
 		opts:     opts,
@@ -211,6 +218,7 @@ func (s *Server) args(port int) []string {
 		"--socket=" + s.socket,
 		"--pid-file=" + filepath.Join(d, "mariadbd.pid"),
 		"--log-error=" + s.errorLog,
+		"--tmpdir=" + filepath.Join(filepath.Dir(d), "tmp"),
 		// Relative to the datadir: files binlog.000001, ..., and an index
 		// listing "./binlog.000001", as on a stock server.
 		"--log-bin=binlog",
