@@ -268,7 +268,9 @@ func TestReplayStream(t *testing.T) {
 		r := dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
 		return len(r) == 1 && *r[0][0] == rpMasterPos(t, src)
 	}
-	waitDB := func() bool { return len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'")) == 1 }
+	waitDB := func() bool {
+		return len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'")) == 1
+	}
 
 	r := stStart(t, dir, "1", nil, args...)
 	stPoll(t, time.Minute, r, "the target's checkpoint table", waitDB)
