@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/fixtures"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
@@ -34,46 +34,8 @@ const (
 	rusuly    = "rusuly__MySqlCdc/samples__MySqlCdc.Sample__"
 )
 
-var (
-	fixturesOnce sync.Once
-	fixturesDir  string
-	fixturesErr  error
-)
-
-// fixturesRoot returns <repo root>/../shared/fixtures/upstream. The repo
-// root is the nearest directory above the working directory holding
-// go.mod. A missing fixtures directory fails the test: these tests are
-// the conformance evidence and must not pass vacuously.
-func fixturesRoot(t testing.TB) string {
-	t.Helper()
-	fixturesOnce.Do(func() {
-		dir, err := os.Getwd()
-		if err != nil {
-			fixturesErr = err
-			return
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				fixturesErr = errors.New("no go.mod above the working directory")
-				return
-			}
-			dir = parent
-		}
-		fixturesDir = filepath.Join(dir, "..", "shared", "fixtures", "upstream")
-		if st, err := os.Stat(filepath.Join(fixturesDir, "MANIFEST.md")); err != nil || st.IsDir() {
-			fixturesErr = fmt.Errorf("upstream fixtures not found: %s/MANIFEST.md is missing (%v); "+
-				"the conformance tests need the real-server binlogs in ../shared/fixtures/upstream next to the repository", fixturesDir, err)
-		}
-	})
-	if fixturesErr != nil {
-		t.Fatal(fixturesErr)
-	}
-	return fixturesDir
-}
+// fixturesRoot returns ../shared/fixtures/upstream (see internal/fixtures).
+func fixturesRoot(t testing.TB) string { return fixtures.Root(t) }
 
 // fixture returns the path of a fixture file, failing when it is missing.
 func fixture(t testing.TB, rel string) string {

@@ -3,12 +3,12 @@ package rowevent
 import (
 	"encoding/binary"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/fixtures"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -17,30 +17,8 @@ import (
 // feed cells to decodeCell. They parse TABLE_MAP and rows event bodies
 // themselves so that these tests depend on nothing but decodeCell.
 
-// fxPath returns the path of an upstream fixture, skipping the test when
-// the fixtures are not there.
-func fxPath(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "fixtures", "upstream", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("fixture missing: %v (the tests read ../shared/fixtures/upstream beside the repository)", err)
-	}
-	return p
-}
+// fxPath returns the path of an upstream fixture.
+func fxPath(t *testing.T, name string) string { return fixtures.Path(t, name) }
 
 func fxRead(t *testing.T, name string) []byte {
 	t.Helper()

@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/fixtures"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -25,28 +25,7 @@ import (
 // (see its MANIFEST.md; they are read from there, never copied), and a
 // private MariaDB (createtable_server_test.go).
 
-func fixturePath(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "fixtures", "upstream", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("fixture missing: %v (the tests read ../shared/fixtures/upstream beside the repository)", err)
-	}
-	return p
-}
+func fixturePath(t *testing.T, rel string) string { return fixtures.Path(t, rel) }
 
 // tableMapBody decodes a go-mysql fixture: a bare TABLE_MAP event body
 // (6-byte table id, no header, no checksum). It wraps the body in an event

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/fixtures"
 )
 
 // runRecoverCmd runs 'binlogcdc recover args...' in-process. Times and
@@ -100,13 +102,7 @@ func TestRecoverShopCustomersAltered(t *testing.T) {
 
 // A TABLE_MAP without FULL metadata for the table: exit 3, as read.
 func TestRecoverMetadataError(t *testing.T) {
-	f, err := filepath.Abs("../../../shared/fixtures/upstream/blackbeam__rust_mysql_common/test-data__binlogs__minimal_row_metadata.000001")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(f); err != nil {
-		t.Fatalf("fixture missing: %v (the tests read ../shared/fixtures/upstream beside the repository)", err)
-	}
+	f := fixtures.Path(t, "blackbeam__rust_mysql_common/test-data__binlogs__minimal_row_metadata.000001")
 	for _, args := range [][]string{{"--list"}, {}} {
 		_, errs, code := runRecoverCmd(t, append(args, "--table", "noria.t1", f)...)
 		if code != exitMetadata || !strings.Contains(errs, "table noria.t1: the binlog has no column names") || !strings.Contains(errs, "binlog_row_metadata") {
