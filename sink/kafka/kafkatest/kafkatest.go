@@ -124,7 +124,7 @@ func Consume(tb testing.TB, brokers []string, topics []string, committed bool, o
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := client(tb, brokers, opts...)
-	ends, err := endOffsets(ctx, cl, topics)
+	ends, err := endOffsets(ctx, cl, topics, committed)
 	cl.Close()
 	if err != nil {
 		tb.Fatal(err)
@@ -198,7 +198,10 @@ type tp struct {
 }
 
 // endOffsets returns the high watermark of every partition of topics.
-func endOffsets(ctx context.Context, cl *kgo.Client, topics []string) (map[tp]int64, error) {
+// endOffsets lists where each partition of topics ends: the high
+// watermark, or with committed the last stable offset (a read_committed
+// consumer cannot pass an open transaction, so it waits for no more).
+func endOffsets(ctx context.Context, cl *kgo.Client, topics []string, committed bool) (map[tp]int64, error) {
 	meta := kmsg.NewPtrMetadataRequest()
 	for _, t := range topics {
 		mt := kmsg.NewMetadataRequestTopic()
@@ -210,6 +213,9 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topics []string) (map[tp]in
 		return nil, err
 	}
 	req := kmsg.NewPtrListOffsetsRequest()
+	if committed {
+		req.IsolationLevel = 1 // read_committed: the last stable offset
+	}
 	for _, t := range mresp.Topics {
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
 			return nil, fmt.Errorf("topic %s: %w", *t.Topic, err)
