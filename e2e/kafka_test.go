@@ -369,67 +369,43 @@ func kfKill9(t *testing.T, exactly bool) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 
 	const txns = 400
-	conn := srv.Conn(t)
 	var committed atomic.Int64
-	workDone := make(chan error, 1)
 	wrng := rand.New(rand.NewPCG(uint64(seed), 2))
-	go func() {
-		workDone <- func() error {
-			maxID := 0
-			exec := func(q string) error {
-				r, err := conn.Execute(q)
-				if err != nil {
-					return fmt.Errorf("%.100s: %w", q, err)
-				}
-				r.Close()
-				return nil
-			}
-			if err := exec("USE kk"); err != nil { // seq_1_to_N lives in the default database
-				return err
-			}
-			for i := range txns {
-				n := 1 + wrng.IntN(50)
-				var qs []string
-				switch c := wrng.IntN(100); {
-				case i == txns/2:
-					n = 5000
-					qs = []string{fmt.Sprintf("INSERT INTO kk.a (k, v) SELECT seq, CONCAT('big-', seq) FROM seq_1_to_%d", n)}
-					maxID += n
-				case i == txns/3:
-					qs = []string{"FLUSH BINARY LOGS"}
-				case c < 60 || maxID == 0:
-					qs = []string{fmt.Sprintf("INSERT INTO kk.a (k, v) SELECT seq, CONCAT('t%d-', seq) FROM seq_1_to_%d", i, n)}
-					maxID += n
-				case c < 75:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{fmt.Sprintf("UPDATE kk.a SET k = k + 1, v = CONCAT('u%d-', id) WHERE id BETWEEN %d AND %d", i, lo, lo+n)}
-				case c < 85:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{fmt.Sprintf("DELETE FROM kk.a WHERE id BETWEEN %d AND %d", lo, lo+n/4)}
-				case c < 90:
-					// Moves rows to other keys (negative: never hit again, never
-					// taken by AUTO_INCREMENT): a tombstone for each old key.
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{fmt.Sprintf("UPDATE kk.a SET id = -id WHERE id BETWEEN %d AND %d", lo, lo+2)}
-				default:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{"BEGIN",
-						fmt.Sprintf("INSERT INTO kk.b SELECT seq, 'tx%d' FROM seq_1_to_%d", i, 1+n/5),
-						fmt.Sprintf("UPDATE kk.a SET k = -k WHERE id BETWEEN %d AND %d", lo, lo+n/5),
-						fmt.Sprintf("DELETE FROM kk.b WHERE x = %d", 1+wrng.IntN(5)),
-						"COMMIT"}
-				}
-				for _, q := range qs {
-					if err := exec(q); err != nil {
-						return err
-					}
-				}
-				committed.Add(1)
-				time.Sleep(time.Duration(5+wrng.IntN(10)) * time.Millisecond)
-			}
-			return nil
-		}()
-	}()
+	pause := func() time.Duration { return time.Duration(5+wrng.IntN(10)) * time.Millisecond }
+	workDone := stWorkload(srv.Conn(t), "kk", txns, &committed, pause, func(i int, maxID *int) []string {
+		n := 1 + wrng.IntN(50)
+		var qs []string
+		switch c := wrng.IntN(100); {
+		case i == txns/2:
+			n = 5000
+			qs = []string{fmt.Sprintf("INSERT INTO kk.a (k, v) SELECT seq, CONCAT('big-', seq) FROM seq_1_to_%d", n)}
+			*maxID += n
+		case i == txns/3:
+			qs = []string{"FLUSH BINARY LOGS"}
+		case c < 60 || *maxID == 0:
+			qs = []string{fmt.Sprintf("INSERT INTO kk.a (k, v) SELECT seq, CONCAT('t%d-', seq) FROM seq_1_to_%d", i, n)}
+			*maxID += n
+		case c < 75:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{fmt.Sprintf("UPDATE kk.a SET k = k + 1, v = CONCAT('u%d-', id) WHERE id BETWEEN %d AND %d", i, lo, lo+n)}
+		case c < 85:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{fmt.Sprintf("DELETE FROM kk.a WHERE id BETWEEN %d AND %d", lo, lo+n/4)}
+		case c < 90:
+			// Moves rows to other keys (negative: never hit again, never
+			// taken by AUTO_INCREMENT): a tombstone for each old key.
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{fmt.Sprintf("UPDATE kk.a SET id = -id WHERE id BETWEEN %d AND %d", lo, lo+2)}
+		default:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{"BEGIN",
+				fmt.Sprintf("INSERT INTO kk.b SELECT seq, 'tx%d' FROM seq_1_to_%d", i, 1+n/5),
+				fmt.Sprintf("UPDATE kk.a SET k = -k WHERE id BETWEEN %d AND %d", lo, lo+n/5),
+				fmt.Sprintf("DELETE FROM kk.b WHERE x = %d", 1+wrng.IntN(5)),
+				"COMMIT"}
+		}
+		return qs
+	})
 
 	cp := filepath.Join(dir, "cp.json")
 	args := []string{"--source", srv.DSN(), "--from", "earliest", "--ddl", "--to", "kafka://" + strings.Join(brokers, ","),

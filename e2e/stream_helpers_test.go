@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
+	"github.com/go-mysql-org/go-mysql/client"
 )
 
 // stRun is one 'binlogcdc stream' process.
@@ -295,4 +297,43 @@ func stLinePos(line string) (pos, gtid string, ok bool) {
 		gtid = strings.TrimSuffix(line[k+len(`"gtid":"`):], `"}`)
 	}
 	return pos, gtid, strings.HasSuffix(line, "}")
+}
+
+// stWorkload commits txns transactions on conn in the background, in
+// database db (where the seq_1_to_N tables resolve). next returns the
+// statements of transaction i; maxID is the highest id inserted so far,
+// which next keeps up to date. committed counts the transactions done;
+// pause, if set, is waited after each. The channel gets the result.
+func stWorkload(conn *client.Conn, db string, txns int, committed *atomic.Int64, pause func() time.Duration,
+	next func(i int, maxID *int) []string) <-chan error {
+	done := make(chan error, 1)
+	exec := func(q string) error {
+		r, err := conn.Execute(q)
+		if err != nil {
+			return fmt.Errorf("%.100s: %w", q, err)
+		}
+		r.Close()
+		return nil
+	}
+	go func() {
+		done <- func() error {
+			if err := exec("USE " + db); err != nil {
+				return err
+			}
+			maxID := 0
+			for i := 0; i < txns; i++ {
+				for _, q := range next(i, &maxID) {
+					if err := exec(q); err != nil {
+						return err
+					}
+				}
+				committed.Add(1)
+				if pause != nil {
+					time.Sleep(pause())
+				}
+			}
+			return nil
+		}()
+	}()
+	return done
 }

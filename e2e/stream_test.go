@@ -108,61 +108,37 @@ func TestStreamKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 1))
 
 	const txns = 3000
-	conn := srv.Conn(t)
 	var committed atomic.Int64
-	workDone := make(chan error, 1)
 	wrng := rand.New(rand.NewPCG(uint64(seed), 2))
-	go func() {
-		workDone <- func() error {
-			maxID := 0
-			exec := func(q string) error {
-				r, err := conn.Execute(q)
-				if err != nil {
-					return fmt.Errorf("%.100s: %w", q, err)
-				}
-				r.Close()
-				return nil
-			}
-			if err := exec("USE tt"); err != nil { // seq_1_to_N lives in the default database
-				return err
-			}
-			for i := 0; i < txns; i++ {
-				n := 1 + wrng.IntN(200)
-				var qs []string
-				switch c := wrng.IntN(100); {
-				case i == txns/3 || i == 2*txns/3:
-					n = 5000
-					qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('big-%d-', seq), seq / 7 FROM seq_1_to_%d", i, n)}
-					maxID += n
-				case i == txns/2:
-					qs = []string{"FLUSH BINARY LOGS"}
-				case c < 70 || maxID == 0:
-					qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('t%d-', seq), seq * 1.5 FROM seq_1_to_%d", i, n)}
-					maxID += n
-				case c < 82:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{fmt.Sprintf("UPDATE tt.a SET k = k + 1, v = CONCAT('u%d-', id) WHERE id BETWEEN %d AND %d", i, lo, lo+n)}
-				case c < 90:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{fmt.Sprintf("DELETE FROM tt.a WHERE id BETWEEN %d AND %d", lo, lo+n/4)}
-				default:
-					lo := 1 + wrng.IntN(maxID)
-					qs = []string{"BEGIN",
-						fmt.Sprintf("INSERT INTO tt.b SELECT seq, 'tx%d' FROM seq_1_to_%d", i, 1+n/10),
-						fmt.Sprintf("UPDATE tt.a SET d = -d WHERE id BETWEEN %d AND %d", lo, lo+n/10),
-						fmt.Sprintf("DELETE FROM tt.b WHERE x = %d", 1+wrng.IntN(5)),
-						"COMMIT"}
-				}
-				for _, q := range qs {
-					if err := exec(q); err != nil {
-						return err
-					}
-				}
-				committed.Add(1)
-			}
-			return nil
-		}()
-	}()
+	workDone := stWorkload(srv.Conn(t), "tt", txns, &committed, nil, func(i int, maxID *int) []string {
+		n := 1 + wrng.IntN(200)
+		var qs []string
+		switch c := wrng.IntN(100); {
+		case i == txns/3 || i == 2*txns/3:
+			n = 5000
+			qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('big-%d-', seq), seq / 7 FROM seq_1_to_%d", i, n)}
+			*maxID += n
+		case i == txns/2:
+			qs = []string{"FLUSH BINARY LOGS"}
+		case c < 70 || *maxID == 0:
+			qs = []string{fmt.Sprintf("INSERT INTO tt.a (k, v, d) SELECT seq, CONCAT('t%d-', seq), seq * 1.5 FROM seq_1_to_%d", i, n)}
+			*maxID += n
+		case c < 82:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{fmt.Sprintf("UPDATE tt.a SET k = k + 1, v = CONCAT('u%d-', id) WHERE id BETWEEN %d AND %d", i, lo, lo+n)}
+		case c < 90:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{fmt.Sprintf("DELETE FROM tt.a WHERE id BETWEEN %d AND %d", lo, lo+n/4)}
+		default:
+			lo := 1 + wrng.IntN(*maxID)
+			qs = []string{"BEGIN",
+				fmt.Sprintf("INSERT INTO tt.b SELECT seq, 'tx%d' FROM seq_1_to_%d", i, 1+n/10),
+				fmt.Sprintf("UPDATE tt.a SET d = -d WHERE id BETWEEN %d AND %d", lo, lo+n/10),
+				fmt.Sprintf("DELETE FROM tt.b WHERE x = %d", 1+wrng.IntN(5)),
+				"COMMIT"}
+		}
+		return qs
+	})
 
 	cp := filepath.Join(dir, "cp.json")
 	var runs []stRunOut
