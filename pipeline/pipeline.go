@@ -360,6 +360,7 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 			if err := p.sink.Write(ctx, c); err != nil {
 				return err
 			}
+			p.Stats.Rows++
 		}
 	}
 	return p.commit(ctx, ev)
@@ -551,9 +552,9 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		if err := p.sink.Write(ctx, c); err != nil {
 			return err
 		}
+		p.Stats.Rows++
 	}
 	p.tx.lastRowsPos, p.tx.nextRow = ev.Pos, base+len(changes)
-	p.Stats.Rows += uint64(len(changes))
 	if h.StmtEnd && !p.tx.explicit && p.tx.open {
 		// Rows outside BEGIN…COMMIT (no GTID, no BEGIN): each statement commits.
 		return p.commit(ctx, ev)
