@@ -49,10 +49,10 @@ type Name struct {
 }
 
 // span is the interval of binlog positions in which an object held a
-// name: rows events at positions in (from, to) are its rows.
+// Name: rows events at positions in (from, to) are its rows.
 type span struct {
 	key      string
-	db, name string
+	DB, Name string
 	from     change.Position // the zero Position: before the binlogs
 	to       change.Position
 	open     bool
@@ -120,7 +120,7 @@ type Incarnation struct {
 func (inc *Incarnation) Names() []Name {
 	out := make([]Name, len(inc.spans))
 	for i, s := range inc.spans {
-		out[i] = Name{DB: s.db, Table: s.name, From: s.fromEv, To: s.toEv}
+		out[i] = Name{DB: s.DB, Table: s.Name, From: s.fromEv, To: s.toEv}
 	}
 	return out
 }
@@ -173,7 +173,7 @@ func (c *catalog) newObject(created *Event, by string, db, name string, from cha
 
 func (c *catalog) open(o *Incarnation, db, name string, from change.Position, ev *Event) {
 	key := nameKey(db, name)
-	s := &span{key: key, db: db, name: name, from: from, open: true, fromEv: ev, obj: o}
+	s := &span{key: key, DB: db, Name: name, from: from, open: true, fromEv: ev, obj: o}
 	o.spans = append(o.spans, s)
 	c.spans[key] = append(c.spans[key], s)
 	if prev := c.current[key]; prev != nil && prev != o {
@@ -200,7 +200,7 @@ func (c *catalog) end(o *Incarnation, ev *Event, kind EndKind) {
 	o.Ended, o.End = ev, kind
 }
 
-// implicit returns the object that must have held db.name, which a
+// implicit returns the object that must have held db.Name, which a
 // statement or a TABLE_MAP at pos refers to while no known object holds it.
 func (c *catalog) implicit(db, name string, pos change.Position) *Incarnation {
 	key := nameKey(db, name)
@@ -228,7 +228,7 @@ func (c *catalog) holder(db, name string, pos change.Position, create bool) *Inc
 	return c.implicit(db, name, pos)
 }
 
-// seen records a TABLE_MAP of db.name at pos.
+// seen records a TABLE_MAP of db.Name at pos.
 func (c *catalog) seen(db, name string, pos change.Position) {
 	c.holder(db, name, pos, true)
 }
@@ -236,9 +236,9 @@ func (c *catalog) seen(db, name string, pos change.Position) {
 // ddl applies one DDL statement.
 func (c *catalog) ddl(ev *Event) {
 	for _, a := range parseDDL(ev.SQL, ev.DB) {
-		switch a.kind {
+		switch a.Kind {
 		case actCreate:
-			if cur := c.holder(a.t.db, a.t.name, ev.Pos, false); cur != nil {
+			if cur := c.holder(a.t.DB, a.t.Name, ev.Pos, false); cur != nil {
 				if a.ifNotExists && !a.orReplace {
 					continue // a no-op: the table exists
 				}
@@ -251,39 +251,39 @@ func (c *catalog) ddl(ev *Event) {
 			case !a.usable:
 				by = "CREATE TABLE … SELECT"
 			}
-			o := c.newObject(ev, by, a.t.db, a.t.name, ev.Pos)
+			o := c.newObject(ev, by, a.t.DB, a.t.Name, ev.Pos)
 			if a.usable {
 				o.createSQL, o.createName, o.createDB = ev.SQL, a.t, ev.DB
 			}
 		case actDrop:
-			cur := c.holder(a.t.db, a.t.name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
 			if cur != nil {
 				c.end(cur, ev, Dropped)
 			}
 		case actTruncate:
-			cur := c.holder(a.t.db, a.t.name, ev.Pos, true)
+			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, true)
 			s := cur.current()
 			c.end(cur, ev, Truncated)
-			o := c.newObject(ev, "TRUNCATE", s.db, s.name, ev.Pos)
+			o := c.newObject(ev, "TRUNCATE", s.DB, s.Name, ev.Pos)
 			o.inherit = cur
 			o.createSQL, o.createName, o.createDB = cur.createSQL, cur.createName, cur.createDB
 			o.alteredBefore = cur.alteredBefore || len(cur.alters) > 0
 		case actRename:
-			cur := c.holder(a.t.db, a.t.name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
 			if cur != nil {
 				c.closeSpan(cur, ev)
-				c.open(cur, a.to.db, a.to.name, ev.Pos, ev)
+				c.open(cur, a.to.DB, a.to.Name, ev.Pos, ev)
 			}
 		case actAlter:
-			cur := c.holder(a.t.db, a.t.name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
 			if cur != nil {
 				cur.alters = append(cur.alters, alterEvent{ev: ev, info: a.alter})
 			}
 		case actDropDB:
-			db := strings.ToLower(a.t.db)
+			db := strings.ToLower(a.t.DB)
 			var victims []*Incarnation
 			for _, o := range c.current {
-				if strings.ToLower(o.current().db) == db {
+				if strings.ToLower(o.current().DB) == db {
 					victims = append(victims, o)
 				}
 			}
@@ -295,7 +295,7 @@ func (c *catalog) ddl(ev *Event) {
 	}
 }
 
-// objectAt returns the object that held db.name at pos, or nil.
+// objectAt returns the object that held db.Name at pos, or nil.
 func (c *catalog) objectAt(db, name string, pos change.Position) *Incarnation {
 	spans := c.spans[nameKey(db, name)]
 	for i := len(spans) - 1; i >= 0; i-- {
@@ -360,7 +360,7 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 			case "XA":
 				// XA START opens a transaction; XA END/PREPARE/COMMIT are
 				// bookkeeping inside or after one.
-				if toks := lex(q.SQL[:min(len(q.SQL), 64)]); len(toks) > 1 && toks[1].is("START") {
+				if toks := lex(q.SQL[:min(len(q.SQL), 64)]); len(toks) > 1 && toks[1].Is("START") {
 					if !inTx && stopHere() {
 						return c, nil
 					}
@@ -404,8 +404,8 @@ func firstWord(sql string) string {
 	if len(toks) == 0 && len(sql) > 256 {
 		toks = lex(sql)
 	}
-	if len(toks) == 0 || toks[0].kind != tWord {
+	if len(toks) == 0 || toks[0].Kind != tWord {
 		return ""
 	}
-	return strings.ToUpper(toks[0].text)
+	return strings.ToUpper(toks[0].Text)
 }

@@ -105,8 +105,8 @@ func (cv *converter) build(from *tablemap.Table, first int) *mapping {
 		applied++
 		for k := range a.info.ops {
 			op := &a.info.ops[k]
-			name := strings.ToLower(op.name)
-			switch op.kind {
+			name := strings.ToLower(op.Name)
+			switch op.Kind {
 			case opRename:
 				if o, ok := cur[name]; ok {
 					delete(cur, name)
@@ -163,7 +163,7 @@ func fillValue(c *tablemap.Column, op *colOp, at change.Position) (change.Value,
 			f, _ := strconv.ParseFloat(l.number, 64)
 			return change.Float64Value(f), ""
 		default:
-			return change.TextValue(change.String, []byte(l.text)), ""
+			return change.TextValue(change.String, []byte(l.Text)), ""
 		}
 	}
 	v := implicitDefault(c)

@@ -14,8 +14,8 @@ import (
 func describe(as []action) string {
 	var out []string
 	for _, a := range as {
-		n := a.t.db + "." + a.t.name
-		switch a.kind {
+		n := a.t.DB + "." + a.t.Name
+		switch a.Kind {
 		case actCreate:
 			s := "create " + n
 			if a.like != "" {
@@ -39,17 +39,17 @@ func describe(as []action) string {
 		case actTruncate:
 			out = append(out, "truncate "+n)
 		case actRename:
-			out = append(out, "rename "+n+" "+a.to.db+"."+a.to.name)
+			out = append(out, "rename "+n+" "+a.to.DB+"."+a.to.Name)
 		case actAlter:
 			s := "alter " + n
 			for _, op := range a.alter.ops {
-				switch op.kind {
+				switch op.Kind {
 				case opRename:
-					s += " rename:" + op.name + ">" + op.to
+					s += " rename:" + op.Name + ">" + op.to
 				case opDrop:
-					s += " drop:" + op.name
+					s += " drop:" + op.Name
 				case opAdd:
-					s += " add:" + op.name
+					s += " add:" + op.Name
 					switch {
 					case op.def == nil && op.defExpr:
 						s += "=expr"
@@ -59,13 +59,13 @@ func describe(as []action) string {
 					case op.def.number != "":
 						s += "=" + op.def.number
 					default:
-						s += "='" + op.def.text + "'"
+						s += "='" + op.def.Text + "'"
 					}
 				}
 			}
 			out = append(out, s)
 		case actDropDB:
-			out = append(out, "dropdb "+a.t.db)
+			out = append(out, "dropdb "+a.t.DB)
 		}
 	}
 	return strings.Join(out, "; ")
@@ -171,19 +171,19 @@ func TestCatalog(t *testing.T) {
 	ddl("s", "CREATE OR REPLACE TABLE t (b INT)") // 5 ends, 7 begins
 
 	for _, c := range []struct {
-		db, name string
+		DB, Name string
 		p        change.Position
 		want     int
 	}{{"s", "old", p1, 1}, {"s", "t", p2, 2}, {"s", "t", p3, 3}, {"s", "t_old", p2b, 2}, {"s", "t", p4, 4}, {"s", "t_old", p3, 2}, {"s", "t", p1, 0}} {
-		if got := at(c.db, c.name, c.p); got != c.want {
-			t.Errorf("%s.%s at %d: object %d, want %d", c.db, c.name, c.p.Offset, got, c.want)
+		if got := at(c.DB, c.Name, c.p); got != c.want {
+			t.Errorf("%s.%s at %d: object %d, want %d", c.DB, c.Name, c.p.Offset, got, c.want)
 		}
 	}
 	var got []string
 	for _, o := range c.objects {
 		var names []string
 		for _, s := range o.spans {
-			names = append(names, s.db+"."+s.name)
+			names = append(names, s.DB+"."+s.Name)
 		}
 		created := "before"
 		if o.Created != nil {

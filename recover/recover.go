@@ -94,7 +94,7 @@ func Load(ctx context.Context, o Options) (*History, error) {
 		for _, s := range f.inc.spans {
 			if !seen[s.key] {
 				seen[s.key] = true
-				patterns = append(patterns, foldPattern(s.db)+"."+foldPattern(s.name))
+				patterns = append(patterns, foldPattern(s.DB)+"."+foldPattern(s.Name))
 			}
 		}
 	}
@@ -251,7 +251,7 @@ func (inc *Incarnation) CreatedText(db, table string) string {
 			s += " (" + inc.CreatedBy + ")"
 		}
 		if first := inc.spans[0]; first.key != nameKey(db, table) {
-			s += " as " + first.db + "." + first.name
+			s += " as " + first.DB + "." + first.Name
 		}
 		return s
 	case inc.FirstSeen != nil:
@@ -263,8 +263,8 @@ func (inc *Incarnation) CreatedText(db, table string) string {
 // EndedText describes how the incarnation ended.
 func (inc *Incarnation) EndedText(db, table string) string {
 	cur := inc.current()
-	name := cur.db + "." + cur.name
-	renamed := nameKey(cur.db, cur.name) != nameKey(db, table)
+	name := cur.DB + "." + cur.Name
+	renamed := nameKey(cur.DB, cur.Name) != nameKey(db, table)
 	if inc.Ended == nil {
 		if renamed {
 			// The last rename that took the wanted name away.
@@ -292,7 +292,7 @@ func (h *History) WriteList(w io.Writer) error {
 	for _, inc := range h.Incarnations {
 		var names []string
 		for _, s := range inc.spans {
-			names = append(names, s.db+"."+s.name)
+			names = append(names, s.DB+"."+s.Name)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d/%d\t%s\n", inc.N, inc.CreatedText(h.DB, h.Table), inc.EndedText(h.DB, h.Table),
 			inc.Inserts, inc.Updates, inc.Deletes, strings.Join(names, " -> "))

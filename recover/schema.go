@@ -7,6 +7,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -22,7 +23,7 @@ type Schema struct {
 	// TABLE_MAP.
 	FromBinlogStatement bool
 	// Final is the incarnation's last TABLE_MAP, renamed to the output
-	// name: the columns its rows are written in. nil when no row of it is
+	// Name: the columns its rows are written in. nil when no row of it is
 	// in the binlogs.
 	Final    *tablemap.Table
 	finalPos change.Position
@@ -41,7 +42,7 @@ func (inc *Incarnation) lastTableMap() (*tablemap.Table, change.Position) {
 	return nil, change.Position{}
 }
 
-// Schema returns the table to create for inc under db.name. mariadb
+// Schema returns the table to create for inc under db.Name. mariadb
 // chooses MariaDB's collation names for a CREATE TABLE built from a
 // TABLE_MAP (the target's flavor).
 //
@@ -98,17 +99,17 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // rewriteCreate turns the binlog's CREATE TABLE statement into one that
-// creates db.name: "CREATE TABLE `db`.`name`" and the statement's text
+// creates db.Name: "CREATE TABLE `db`.`name`" and the statement's text
 // after its table name. When the statement leaves the character set of
 // some text columns to the database's default (which the target's may
 // not share), the table's DEFAULT CHARSET and COLLATE are pinned to what
 // the TABLE_MAP says those columns had.
 func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Table, mariadb bool) (string, string) {
-	rest := sql[n.end:]
+	rest := sql[n.End:]
 	// MySQL 8.0.21+ logs CREATE TABLE … SELECT as "CREATE TABLE t (…)
 	// START TRANSACTION" followed by the rows: a clause for the applier only.
-	if toks := lex(rest); len(toks) >= 2 && toks[len(toks)-2].is("START") && toks[len(toks)-1].is("TRANSACTION") {
-		rest = rest[:toks[len(toks)-2].start]
+	if toks := lex(rest); len(toks) >= 2 && toks[len(toks)-2].Is("START") && toks[len(toks)-1].Is("TRANSACTION") {
+		rest = rest[:toks[len(toks)-2].Start]
 	}
 	out := "CREATE TABLE " + quoteName(db, name) + rest
 	out = strings.TrimRight(strings.TrimSpace(out), "; \t\n")
@@ -133,16 +134,16 @@ func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Tab
 // character set had (0: there are none, or the table names its own).
 func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
 	toks := lex(create)
-	p := &parser{toks: toks}
-	p.accept("CREATE", "TABLE")
-	if _, ok := p.name(); !ok || !p.peek(0).isPunct('(') {
+	p := &parser{sqllex.Parser{Toks: toks}}
+	p.Accept("CREATE", "TABLE")
+	if _, ok := p.Name(); !ok || !p.Peek(0).IsPunct('(') {
 		return 0, nil
 	}
-	open := p.i
-	p.skipGroup()
-	body := toks[open+1 : max(open+1, p.i-1)]
-	for _, t := range toks[p.i:] {
-		if t.is("CHARSET") || t.is("CHARACTER") || t.is("COLLATE") {
+	open := p.I
+	p.SkipGroup()
+	body := toks[open+1 : max(open+1, p.I-1)]
+	for _, t := range toks[p.I:] {
+		if t.Is("CHARSET") || t.Is("CHARACTER") || t.Is("COLLATE") {
 			return 0, nil // the table names its default
 		}
 	}
@@ -152,7 +153,7 @@ func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
 	}
 	var coll uint32
 	for _, def := range splitTop(body) {
-		if len(def) < 2 || !def[0].ident() || (def[0].kind == tWord && isConstraintWord(def[0].text)) {
+		if len(def) < 2 || !def[0].Ident() || (def[0].Kind == tWord && isConstraintWord(def[0].Text)) {
 			continue
 		}
 		if !isTextType(def[1]) {
@@ -160,7 +161,7 @@ func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
 		}
 		explicit := false
 		for _, t := range def[2:] {
-			if t.is("CHARSET") || t.is("CHARACTER") || t.is("COLLATE") || t.is("BINARY") || t.is("ASCII") || t.is("UNICODE") || t.is("BYTE") {
+			if t.Is("CHARSET") || t.Is("CHARACTER") || t.Is("COLLATE") || t.Is("BINARY") || t.Is("ASCII") || t.Is("UNICODE") || t.Is("BYTE") {
 				explicit = true
 				break
 			}
@@ -168,7 +169,7 @@ func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
 		if explicit {
 			continue
 		}
-		c := byName[strings.ToLower(def[0].text)]
+		c := byName[strings.ToLower(def[0].Text)]
 		if c == nil || c.Collation == 0 || c.Collation == 63 {
 			continue
 		}
@@ -189,10 +190,10 @@ func isConstraintWord(w string) bool {
 }
 
 func isTextType(t token) bool {
-	if t.kind != tWord {
+	if t.Kind != tWord {
 		return false
 	}
-	switch strings.ToUpper(t.text) {
+	switch strings.ToUpper(t.Text) {
 	case "CHAR", "VARCHAR", "CHARACTER", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "LONG", "ENUM", "SET":
 		return true
 	}
@@ -205,11 +206,11 @@ func splitTop(toks []token) [][]token {
 	depth, start := 0, 0
 	for i, t := range toks {
 		switch {
-		case t.isPunct('('):
+		case t.IsPunct('('):
 			depth++
-		case t.isPunct(')'):
+		case t.IsPunct(')'):
 			depth--
-		case t.isPunct(',') && depth == 0:
+		case t.IsPunct(',') && depth == 0:
 			out = append(out, toks[start:i])
 			start = i + 1
 		}
