@@ -26,6 +26,9 @@ type plan struct {
 	keep []bool // the columns that exist on the target; nil: all
 }
 
+// maxPlans bounds the plans kept; they are all dropped when it is reached.
+const maxPlans = 4096
+
 func (ts *targetSchema) clear() {
 	ts.plans, ts.cols = nil, nil
 }
@@ -72,7 +75,8 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 		}
 		s.logf("--ignore-missing-columns: %s lacks column %s on the target; left out", p.name, strings.Join(missing, ", "))
 	}
-	if s.target.plans == nil {
+	if s.target.plans == nil || len(s.target.plans) >= maxPlans {
+		// Every reconnect of the source brings new event-time tables.
 		s.target.plans = map[*tablemap.Table]*plan{}
 	}
 	s.target.plans[t] = p
@@ -97,11 +101,14 @@ func (s *Sink) targetColumns(db, name string) (map[string]bool, error) {
 	defer r.Close()
 	var cols map[string]bool
 	for i := range r.RowNumber() {
+		// GetString's string shares the result's memory, which the next
+		// query reuses once r is closed (go-mysql pools results): the
+		// cached names must be copies, or they turn into other names.
 		n, _ := r.GetString(i, 0)
 		if cols == nil {
 			cols = map[string]bool{}
 		}
-		cols[strings.ToLower(n)] = true
+		cols[strings.Clone(strings.ToLower(n))] = true
 	}
 	if s.target.cols == nil {
 		s.target.cols = map[[2]string]map[string]bool{}
