@@ -629,12 +629,8 @@ func cliBinary(t testing.TB) string {
 		if cliErr != nil {
 			return
 		}
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
 		cliPath = filepath.Join(cliDir, "binlogcdc")
-		out, err := exec.Command(goTool, "build", "-o", cliPath, "github.com/binlogcdc/binlogcdc/cmd/binlogcdc").CombinedOutput()
+		out, err := exec.Command(goTool(), "build", "-o", cliPath, "github.com/binlogcdc/binlogcdc/cmd/binlogcdc").CombinedOutput()
 		if err != nil {
 			cliErr = fmt.Errorf("go build ./cmd/binlogcdc: %v: %s", err, out)
 		}
@@ -643,6 +639,14 @@ func cliBinary(t testing.TB) string {
 		t.Fatal(cliErr)
 	}
 	return cliPath
+}
+
+// goTool returns the go command that runs the tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // runCLI runs the built binlogcdc binary with extra environment entries.

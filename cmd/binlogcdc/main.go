@@ -52,8 +52,6 @@ Exit codes:
   130  interrupted
 `
 
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -74,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "recover": // binlogcdc recover: cmd/binlogcdc/recover.go
 		err = runRecoverArgs(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "binlogcdc", version)
+		fmt.Fprintln(stdout, "binlogcdc", version()) // version.go
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 	default:
