@@ -4,7 +4,9 @@
 #     start private mariadbd instances of their own (internal/testserver) and
 #     neither use nor stop the system MariaDB service;
 #   - finds go (PATH or /usr/local/go/bin);
-#   - go vet ./... and go test -count=1 ./... "$@".
+#   - go vet ./... and go test -count=1 ./... "$@";
+#   - says once when the upstream fixtures are missing (their tests are then
+#     skipped), and fails when they are missing under CI=true.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +44,20 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 # mariadb-binlog and mariadb-install-db live in /usr/bin, mariadbd in /usr/sbin.
 export PATH="$PATH:/usr/sbin:/usr/bin"
+
+# Tests that read the upstream real-server binlog fixtures
+# (../shared/fixtures/upstream beside the repository, or $BINLOGCDC_FIXTURES)
+# run when they are there; a clone of the repository alone skips them
+# (internal/fixtures), and says so here once. Under CI=true they must be
+# there.
+fixtures="${BINLOGCDC_FIXTURES:-../shared/fixtures/upstream}"
+if [ ! -f "$fixtures/MANIFEST.md" ]; then
+	if [ "${CI:-}" = "true" ]; then
+		echo "test.sh: $fixtures/MANIFEST.md is missing, and CI=true: the tests that read the upstream fixtures must run in CI" >&2
+		exit 1
+	fi
+	trap 'echo "test.sh: NOTE: the tests that read the upstream real-server binlog fixtures were NOT run: $fixtures is missing. They come with the binlogcdc development tree as ../shared/fixtures/upstream beside the repository (MANIFEST.md there lists where each file came from); put them there or set BINLOGCDC_FIXTURES=DIR to run them." >&2' EXIT
+fi
 
 go version
 echo "== go vet ./..."
