@@ -53,20 +53,14 @@ type FileSource struct {
 	err error
 }
 
-// OpenFiles returns a Source over the given files. A single file ending in
-// ".index" is read as the server's binlog index: the files it lists, in
-// its directory. start, if non-zero, names a file among them (by base
+// OpenFiles returns a Source over the given files, checked and put in
+// sequence order by ResolveFiles. A single file ending in ".index" is read
+// as the server's binlog index: the files it lists, in its directory. start, if non-zero, names a file among them (by base
 // name) and an offset to start at.
 func OpenFiles(files []string, start change.Position) (*FileSource, error) {
-	if len(files) == 0 {
-		return nil, errors.New("binlog: no binlog files given")
-	}
-	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
-		listed, err := ReadIndex(files[0])
-		if err != nil {
-			return nil, err
-		}
-		files = listed
+	files, err := ResolveFiles(files) // files.go: checked and in sequence order
+	if err != nil {
+		return nil, err
 	}
 	s := &FileSource{done: map[string]bool{}, start: start}
 	s.queue = append(s.queue, files...)

@@ -121,7 +121,14 @@ func report(err error, stderr io.Writer) int {
 	var me *tablemap.MetadataError
 	var be *binlog.Error
 	var pe *binlog.PreflightError
+	var fe *binlog.FileError
 	switch {
+	case errors.As(err, &fe): // a file given on the command line (args.go)
+		fmt.Fprintf(stderr, "binlogcdc: %v\n", fe)
+		if fe.Hint != "" {
+			fmt.Fprintf(stderr, "hint: %s\n", fe.Hint)
+		}
+		return exitError
 	case errors.As(err, &pe):
 		fmt.Fprintf(stderr, "binlogcdc: %v\n", pe)
 		if pe.Hint != "" {

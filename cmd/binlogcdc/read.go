@@ -87,6 +87,20 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
 		return err
 	}
+	// Every argument is checked before anything is opened for writing,
+	// connected to or applied: the flags' values, then the files.
+	if o.Replay.To != "" {
+		if _, err := o.Replay.targetConfig(); err != nil { // replay.go
+			return err
+		}
+	}
+	if _, _, err := o.pipelineOptions(); err != nil {
+		return err
+	}
+	files, err := checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+	if err != nil {
+		return err
+	}
 	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
 	if err != nil {
 		return err
@@ -97,9 +111,9 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		}
 	}()
 	if o.Replay.enabled() {
-		return runReadReplay(ctx, o, f.Args(), stdout, stderr)
+		return runReadReplay(ctx, o, files, stdout, stderr)
 	}
-	return runRead(ctx, o, f.Args(), stdout, stderr)
+	return runRead(ctx, o, files, stdout, stderr)
 }
 
 func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer) error {

@@ -100,7 +100,11 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if f.Changed("output") {
 		return usageError{msg: "--to restores into a server; there is nothing to write to --output", hint: "drop --output"}
 	}
-	return runRecover(ctx, o, f.Args(), stdout, stderr)
+	files, err := checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
+	if err != nil {
+		return err
+	}
+	return runRecover(ctx, o, files, stdout, stderr)
 }
 
 // splitTable parses db.table.
