@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 )
@@ -64,4 +69,85 @@ func sameAsInput(out string, inputs []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkAttachedValues refuses a flag that takes no value, or an optional
+// one, followed by a word that reads as its value: "--ddl skip" would
+// apply DDL and read a file named "skip", "--progress false" would turn
+// progress on. Such flags take their value only after '='.
+func checkAttachedValues(f *pflag.FlagSet, args []string) error {
+	for i := 0; i+1 < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		var fl *pflag.Flag
+		switch {
+		case strings.HasPrefix(a, "--") && !strings.Contains(a, "="):
+			fl = f.Lookup(a[2:])
+		case len(a) == 2 && a[0] == '-' && a[1] != '-':
+			fl = f.ShorthandLookup(a[1:])
+		}
+		if fl == nil || fl.NoOptDefVal == "" || !readsAsValue(fl, args[i+1]) {
+			continue
+		}
+		next := args[i+1]
+		return usageError{
+			msg: fmt.Sprintf("%s %s: --%s takes a value only after '=' (%s %s would read %q as a file name)", a, next, fl.Name, a, next, next),
+			hint: fmt.Sprintf("write --%s=%s (or, for a file named %s, ./%s)", fl.Name, next, next, next)}
+	}
+	return nil
+}
+
+// readsAsValue reports whether word is a value flag fl could take.
+func readsAsValue(fl *pflag.Flag, word string) bool {
+	if fl.Value.Type() == "bool" {
+		_, err := strconv.ParseBool(word)
+		return err == nil
+	}
+	switch strings.ToLower(word) {
+	case "apply", "skip", "true", "false", "yes", "no", "on", "off", "0", "1":
+		return true
+	}
+	return false
+}
+
+// flagUsages is f.FlagUsages() written so that no flag invites a value
+// after a space: bool flags show no "[=true|false]", and --ddl shows
+// "--ddl[=apply|skip]".
+func flagUsages(f *pflag.FlagSet) string {
+	u := f.FlagUsages()
+	u = strings.ReplaceAll(u, "[=true|false]", strings.Repeat(" ", len("[=true|false]")))
+	old, repl := "--ddl apply|skip[=apply]", "--ddl[=apply|skip]"
+	return strings.ReplaceAll(u, old, repl+strings.Repeat(" ", len(old)-len(repl)))
+}
+
+// checkStreamArgs checks stream's arguments that can be checked before
+// connecting: the --to DSN, the --start-gtid set (as MySQL's or MariaDB's
+// syntax: the flavor is known only once connected), and that -o is not
+// the checkpoint file.
+func checkStreamArgs(o *StreamOptions) error {
+	if strings.HasPrefix(o.Replay.To, "mysql:") {
+		if _, err := o.Replay.targetConfig(); err != nil { // replay.go
+			return err
+		}
+	}
+	if g := o.StartGTID; g != "" {
+		_, myErr := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
+		_, mariaErr := mysql.ParseGTIDSet(mysql.MariaDBFlavor, g)
+		if myErr != nil && mariaErr != nil {
+			return usageError{msg: fmt.Sprintf("--start-gtid %q is not a GTID set (MySQL: %v; MariaDB: %v)", g, myErr, mariaErr),
+				hint: "--start-gtid 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-100 (MySQL) or --start-gtid 0-1-100 (MariaDB)"}
+		}
+	}
+	if o.Output != "" && o.Checkpoint != "" {
+		a, aerr := filepath.Abs(o.Output)
+		b, berr := filepath.Abs(o.Checkpoint)
+		oi, oerr := os.Stat(o.Output)
+		ci, cerr := os.Stat(o.Checkpoint)
+		if aerr == nil && berr == nil && a == b || oerr == nil && cerr == nil && os.SameFile(oi, ci) {
+			return usageError{msg: "-o " + o.Output + " is the --checkpoint file", hint: "write the output and the checkpoint to different files"}
+		}
+	}
+	return nil
 }

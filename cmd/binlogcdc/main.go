@@ -81,6 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return report(err, stderr)
 }
 
+// flagSyntax ends every command's --help.
+const flagSyntax = `
+A flag that takes no value (--progress) or an optional one (--ddl) takes it
+only after '=': --progress=false, --ddl=skip. A separate word is an argument.
+`
+
 // parseFlags parses a subcommand's flags; --help prints usage and the
 // flags, and a bad flag is a usageError pointing at --help.
 func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*pflag.FlagSet)) (*pflag.FlagSet, error) {
@@ -89,7 +95,11 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 	add(f)
 	f.Usage = func() {
 		fmt.Fprint(stderr, usage)
-		f.PrintDefaults()
+		fmt.Fprint(stderr, flagUsages(f)) // args.go
+		fmt.Fprint(stderr, flagSyntax)
+	}
+	if err := checkAttachedValues(f, args); err != nil { // args.go
+		return nil, err
 	}
 	if err := f.Parse(args); err != nil {
 		if err == pflag.ErrHelp {

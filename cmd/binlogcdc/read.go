@@ -52,13 +52,15 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
 
-Decodes binlog files, in the order given, into JSON lines on stdout: one
-object per row change, with column names and types as they were when the
-change was written (see the README for the format).
+Decodes binlog files into JSON lines on stdout: one object per row change,
+with column names and types as they were when the change was written (see
+the README for the format).
 
 FILE may be binlog files (binlog.000001 binlog.000002 …) or the server's
-.index file. A ROTATE to the next file is followed when that file was given
-or sits in the same directory.
+.index file. The files are read in sequence order, whatever order they were
+given in; a gap in the sequence is refused. A ROTATE to the next file is
+followed when that file was given or sits in the same directory. No output
+(-o) may be an input file.
 
 The server must have written the binlog with binlog_format=ROW and
 binlog_row_metadata=FULL (MySQL 8.0+, MariaDB 10.5+); otherwise binlogcdc

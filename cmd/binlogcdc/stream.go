@@ -99,6 +99,9 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
 		return err
 	}
+	if err := checkStreamArgs(&o); err != nil { // args.go
+		return err
+	}
 	return runStream(ctx, o, stdout, stderr, sig)
 }
 
