@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -93,21 +92,20 @@ func checkAttachedValues(f *pflag.FlagSet, args []string) error {
 		}
 		next := args[i+1]
 		return usageError{
-			msg: fmt.Sprintf("%s %s: --%s takes a value only after '=' (%s %s would read %q as a file name)", a, next, fl.Name, a, next, next),
+			msg:  fmt.Sprintf("%s %s: --%s takes a value only after '=' (%s %s would read %q as a file name)", a, next, fl.Name, a, next, next),
 			hint: fmt.Sprintf("write --%s=%s (or, for a file named %s, ./%s)", fl.Name, next, next, next)}
 	}
 	return nil
 }
 
-// readsAsValue reports whether word is a value flag fl could take.
+// readsAsValue reports whether word reads as a value for fl (one-letter
+// forms such as "f" do not: they are more likely file names).
 func readsAsValue(fl *pflag.Flag, word string) bool {
-	if fl.Value.Type() == "bool" {
-		_, err := strconv.ParseBool(word)
-		return err == nil
-	}
 	switch strings.ToLower(word) {
-	case "apply", "skip", "true", "false", "yes", "no", "on", "off", "0", "1":
+	case "true", "false", "yes", "no", "on", "off", "0", "1":
 		return true
+	case "apply", "skip":
+		return fl.Value.Type() != "bool"
 	}
 	return false
 }
