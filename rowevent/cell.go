@@ -20,12 +20,21 @@ func decodeCell(a *arena, data []byte, col *tablemap.Column) (v change.Value, n 
 		err = errTruncated(uint64(n), len(data))
 	}
 	if err != nil {
-		return change.Value{}, 0, &CellError{Column: col.Name, Type: col.Type, Err: err}
+		typ := col.Type
+		if col.Compressed && typ == mysql.MYSQL_TYPE_VARCHAR {
+			typ = tablemap.TypeVarcharCompressed
+		} else if col.Compressed {
+			typ = tablemap.TypeBlobCompressed
+		}
+		return change.Value{}, 0, &CellError{Column: col.Name, Type: typ, Err: err}
 	}
 	return v, n, nil
 }
 
 func decodeValue(a *arena, data []byte, col *tablemap.Column) (change.Value, int, error) {
+	if col.Compressed {
+		return decodeCompressedString(a, data, col)
+	}
 	switch col.Type {
 	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24,
 		mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:

@@ -17,7 +17,7 @@ import (
 const (
 	decDigitsPerWord = 9
 	decMaxPrecision  = 65
-	decMaxScale      = 30
+	decMaxScale      = 38 // MariaDB's limit; MySQL's is 30
 )
 
 var digBytes = [decDigitsPerWord + 1]int{0, 1, 1, 2, 2, 3, 3, 4, 4, 4}
@@ -58,7 +58,7 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 	if b[0]&0x80 == 0 {
 		mask = 0xff
 	}
-	// Read all groups into words (at most 8 integer + 4 fraction groups),
+	// Read all groups into words (at most 8 integer + 5 fraction groups),
 	// with the number of digits each holds.
 	var words [16]uint32
 	var widths [16]int

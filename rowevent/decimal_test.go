@@ -58,7 +58,7 @@ func TestDecodeCellDecimalErrors(t *testing.T) {
 		{"precision 0", dcol(0, 0), "80", ErrBadMetadata},
 		{"precision 66", dcol(66, 0), "80", ErrBadMetadata},
 		{"scale > precision", dcol(5, 6), "80", ErrBadMetadata},
-		{"scale 31", dcol(65, 31), "80", ErrBadMetadata},
+		{"scale 39", dcol(65, 39), "80", ErrBadMetadata},
 		{"word over 999999999", dcol(10, 0), "80ffffffff", ErrBadValue},
 		{"partial over 9", dcol(1, 0), "8a", ErrBadValue},
 	}
@@ -77,7 +77,7 @@ func TestDecodeCellDecimalErrors(t *testing.T) {
 // negative, through an encoder written from the format description.
 func TestDecimalAllShapes(t *testing.T) {
 	for p := 1; p <= 65; p++ {
-		for s := 0; s <= p && s <= 30; s++ {
+		for s := 0; s <= p && s <= 38; s++ {
 			for _, pattern := range []string{"9", "1", "0", "5", "123456789"} {
 				digits := make([]byte, p)
 				for i := range digits {

@@ -53,8 +53,10 @@
 // ErrOldHiresTemporal (ALTER TABLE ... FORCE with
 // mysql56_temporal_format=ON converts the table).
 //
-// MariaDB COMPRESSED columns (binlog types 140 and 141) are not decoded:
-// they fail with ErrUnsupportedType.
+// MariaDB COMPRESSED columns (binlog types 140 and 141, which tablemap
+// turns into BLOB/VARCHAR with Column.Compressed) are inflated: a cell
+// holds a header byte, then the raw value or its length and a zlib or raw
+// deflate stream (compress.go).
 //
 // A cell that cannot be decoded is reported as a *CellError naming the
 // column; the errors it wraps (ErrTruncated, ErrBadValue, ErrBadMetadata,

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
 // CellError reports a cell that could not be decoded.
@@ -53,40 +55,40 @@ func errBadValue(format string, args ...any) error {
 }
 
 var typeNames = map[byte]string{
-	mysql.MYSQL_TYPE_DECIMAL:     "DECIMAL",
-	mysql.MYSQL_TYPE_TINY:        "TINY",
-	mysql.MYSQL_TYPE_SHORT:       "SHORT",
-	mysql.MYSQL_TYPE_LONG:        "LONG",
-	mysql.MYSQL_TYPE_FLOAT:       "FLOAT",
-	mysql.MYSQL_TYPE_DOUBLE:      "DOUBLE",
-	mysql.MYSQL_TYPE_NULL:        "NULL",
-	mysql.MYSQL_TYPE_TIMESTAMP:   "TIMESTAMP",
-	mysql.MYSQL_TYPE_LONGLONG:    "LONGLONG",
-	mysql.MYSQL_TYPE_INT24:       "INT24",
-	mysql.MYSQL_TYPE_DATE:        "DATE",
-	mysql.MYSQL_TYPE_TIME:        "TIME",
-	mysql.MYSQL_TYPE_DATETIME:    "DATETIME",
-	mysql.MYSQL_TYPE_YEAR:        "YEAR",
-	mysql.MYSQL_TYPE_NEWDATE:     "NEWDATE",
-	mysql.MYSQL_TYPE_VARCHAR:     "VARCHAR",
-	mysql.MYSQL_TYPE_BIT:         "BIT",
-	mysql.MYSQL_TYPE_TIMESTAMP2:  "TIMESTAMP2",
-	mysql.MYSQL_TYPE_DATETIME2:   "DATETIME2",
-	mysql.MYSQL_TYPE_TIME2:       "TIME2",
-	mysql.MYSQL_TYPE_VECTOR:      "VECTOR",
-	mysql.MYSQL_TYPE_JSON:        "JSON",
-	mysql.MYSQL_TYPE_NEWDECIMAL:  "NEWDECIMAL",
-	mysql.MYSQL_TYPE_ENUM:        "ENUM",
-	mysql.MYSQL_TYPE_SET:         "SET",
-	mysql.MYSQL_TYPE_TINY_BLOB:   "TINY_BLOB",
-	mysql.MYSQL_TYPE_MEDIUM_BLOB: "MEDIUM_BLOB",
-	mysql.MYSQL_TYPE_LONG_BLOB:   "LONG_BLOB",
-	mysql.MYSQL_TYPE_BLOB:        "BLOB",
-	mysql.MYSQL_TYPE_VAR_STRING:  "VAR_STRING",
-	mysql.MYSQL_TYPE_STRING:      "STRING",
-	mysql.MYSQL_TYPE_GEOMETRY:    "GEOMETRY",
-	140:                          "VARCHAR_COMPRESSED",
-	141:                          "BLOB_COMPRESSED",
+	mysql.MYSQL_TYPE_DECIMAL:       "DECIMAL",
+	mysql.MYSQL_TYPE_TINY:          "TINY",
+	mysql.MYSQL_TYPE_SHORT:         "SHORT",
+	mysql.MYSQL_TYPE_LONG:          "LONG",
+	mysql.MYSQL_TYPE_FLOAT:         "FLOAT",
+	mysql.MYSQL_TYPE_DOUBLE:        "DOUBLE",
+	mysql.MYSQL_TYPE_NULL:          "NULL",
+	mysql.MYSQL_TYPE_TIMESTAMP:     "TIMESTAMP",
+	mysql.MYSQL_TYPE_LONGLONG:      "LONGLONG",
+	mysql.MYSQL_TYPE_INT24:         "INT24",
+	mysql.MYSQL_TYPE_DATE:          "DATE",
+	mysql.MYSQL_TYPE_TIME:          "TIME",
+	mysql.MYSQL_TYPE_DATETIME:      "DATETIME",
+	mysql.MYSQL_TYPE_YEAR:          "YEAR",
+	mysql.MYSQL_TYPE_NEWDATE:       "NEWDATE",
+	mysql.MYSQL_TYPE_VARCHAR:       "VARCHAR",
+	mysql.MYSQL_TYPE_BIT:           "BIT",
+	mysql.MYSQL_TYPE_TIMESTAMP2:    "TIMESTAMP2",
+	mysql.MYSQL_TYPE_DATETIME2:     "DATETIME2",
+	mysql.MYSQL_TYPE_TIME2:         "TIME2",
+	mysql.MYSQL_TYPE_VECTOR:        "VECTOR",
+	mysql.MYSQL_TYPE_JSON:          "JSON",
+	mysql.MYSQL_TYPE_NEWDECIMAL:    "NEWDECIMAL",
+	mysql.MYSQL_TYPE_ENUM:          "ENUM",
+	mysql.MYSQL_TYPE_SET:           "SET",
+	mysql.MYSQL_TYPE_TINY_BLOB:     "TINY_BLOB",
+	mysql.MYSQL_TYPE_MEDIUM_BLOB:   "MEDIUM_BLOB",
+	mysql.MYSQL_TYPE_LONG_BLOB:     "LONG_BLOB",
+	mysql.MYSQL_TYPE_BLOB:          "BLOB",
+	mysql.MYSQL_TYPE_VAR_STRING:    "VAR_STRING",
+	mysql.MYSQL_TYPE_STRING:        "STRING",
+	mysql.MYSQL_TYPE_GEOMETRY:      "GEOMETRY",
+	tablemap.TypeBlobCompressed:    "BLOB_COMPRESSED",
+	tablemap.TypeVarcharCompressed: "VARCHAR_COMPRESSED",
 }
 
 // typeName names a binlog type byte: "LONGLONG", or "type 200".

@@ -22,7 +22,8 @@ var fuzzTypes = []byte{
 	mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIME,
 	mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_BLOB,
 	mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET, mysql.MYSQL_TYPE_JSON, mysql.MYSQL_TYPE_GEOMETRY,
-	mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_NULL, mysql.MYSQL_TYPE_DECIMAL, 140,
+	mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_NULL, mysql.MYSQL_TYPE_DECIMAL,
+	tablemap.TypeBlobCompressed, tablemap.TypeVarcharCompressed,
 }
 
 var fuzzCollations = []uint32{45, 63, 255, 0, 8, 33}
@@ -40,7 +41,7 @@ func fuzzColumn(typ byte, meta uint16, flags uint8) tablemap.Column {
 		Type:       fuzzTypes[int(typ)%len(fuzzTypes)],
 		Length:     m % 1100, // CHAR/VARCHAR byte lengths
 		Precision:  m >> 8 % 70,
-		Scale:      m & 0xff % 35,
+		Scale:      m & 0xff % 40,
 		FSP:        m % 8,
 		Bits:       m % 70,
 		Unsigned:   flags&1 != 0,
@@ -52,6 +53,10 @@ func fuzzColumn(typ byte, meta uint16, flags uint8) tablemap.Column {
 	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_JSON, mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR,
 		mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
 		col.Length = m % 10 // pack lengths, 0 and 5..9 out of range
+	case tablemap.TypeBlobCompressed: // as tablemap.FromEventBody makes them
+		col.Type, col.Compressed, col.Length = mysql.MYSQL_TYPE_BLOB, true, m%10
+	case tablemap.TypeVarcharCompressed:
+		col.Type, col.Compressed = mysql.MYSQL_TYPE_VARCHAR, true
 	}
 	return col
 }

@@ -34,13 +34,14 @@ const CreateTableNote = "-- Rebuilt by binlogcdc from the binlog's TABLE_MAP met
 //     byte length divided by the charset's maximum character length),
 //     BINARY/VARBINARY(n), the TEXT and BLOB sizes from their pack length,
 //     DECIMAL(p,s), fractional seconds, ENUM and SET labels, UNSIGNED,
-//     BIT(n), YEAR, JSON (MySQL), GEOMETRY subtypes, VECTOR(n);
+//     BIT(n), YEAR, JSON (MySQL), GEOMETRY subtypes, VECTOR(n), MariaDB's
+//     COMPRESSED attribute;
 //   - NULL / NOT NULL, INVISIBLE, CHARACTER SET and COLLATE per column;
 //   - the PRIMARY KEY, with prefix lengths.
 //
 // Identifiers are quoted with backticks. It fails for a column type it
-// cannot write exactly (MariaDB COMPRESSED columns, pre-5.0 DECIMAL, a
-// VECTOR without its dimensions, an unknown collation).
+// cannot write exactly (pre-5.0 DECIMAL, a VECTOR without its dimensions,
+// an unknown collation).
 func CreateTable(t *Table, opts CreateOptions) (string, error) {
 	db, name := t.DB, t.Name
 	if opts.DB != "" {
@@ -199,10 +200,10 @@ func columnType(c *Column, mariadb bool) (typ string, text bool, err error) {
 		return "CHAR(" + strconv.Itoa(n) + ")", true, err
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		if c.IsBinary() {
-			return "VARBINARY(" + strconv.Itoa(c.Length) + ")", false, nil
+			return "VARBINARY(" + strconv.Itoa(c.Length) + ")" + compressed(c), false, nil
 		}
 		n, err := chars(c, mariadb)
-		return "VARCHAR(" + strconv.Itoa(n) + ")", true, err
+		return "VARCHAR(" + strconv.Itoa(n) + ")" + compressed(c), true, err
 	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB:
 		size := map[int]string{1: "TINY", 2: "", 3: "MEDIUM", 4: "LONG"}
 		prefix, ok := size[c.Length]
@@ -210,9 +211,9 @@ func columnType(c *Column, mariadb bool) (typ string, text bool, err error) {
 			return "", false, fmt.Errorf("BLOB pack length %d is not 1..4", c.Length)
 		}
 		if c.IsBinary() {
-			return prefix + "BLOB", false, nil
+			return prefix + "BLOB" + compressed(c), false, nil
 		}
-		return prefix + "TEXT", true, nil
+		return prefix + "TEXT" + compressed(c), true, nil
 	case mysql.MYSQL_TYPE_JSON:
 		return "JSON", false, nil
 	case mysql.MYSQL_TYPE_GEOMETRY:
@@ -228,10 +229,19 @@ func columnType(c *Column, mariadb bool) (typ string, text bool, err error) {
 		return "VECTOR(" + strconv.Itoa(c.Dimensions) + ")", false, nil
 	case mysql.MYSQL_TYPE_DECIMAL:
 		return "", false, fmt.Errorf("pre-MySQL 5.0 DECIMAL: its precision is not in the binlog")
-	case 140, 141:
-		return "", false, fmt.Errorf("MariaDB COMPRESSED column (binlog type %d) is not supported", c.Type)
+	case TypeBlobCompressed, TypeVarcharCompressed:
+		// FromEvent turns these into VARCHAR/BLOB with Compressed set.
+		return "", false, fmt.Errorf("MariaDB COMPRESSED column with its raw binlog type %d", c.Type)
 	}
 	return "", false, fmt.Errorf("binlog column type %d cannot be written as a column definition", c.Type)
+}
+
+// compressed is MariaDB's attribute for a COMPRESSED column, or "".
+func compressed(c *Column) string {
+	if c.Compressed {
+		return " COMPRESSED"
+	}
+	return ""
 }
 
 // chars converts a CHAR/VARCHAR byte length to characters.

@@ -94,7 +94,8 @@ func binlogTables(t *testing.T, files []string) (map[string]*tablemap.Table, boo
 		}
 		switch ev.Type() {
 		case replication.FORMAT_DESCRIPTION_EVENT:
-			e, err := p.Parse(ev.Raw)
+			// go-mysql keeps slices of the event, and src reuses its buffer.
+			e, err := p.Parse(append([]byte(nil), ev.Raw...))
 			if err != nil {
 				t.Fatal(err)
 			}

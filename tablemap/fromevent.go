@@ -12,8 +12,16 @@ import (
 
 // FromEvent builds the Table described by a TABLE_MAP_EVENT. It returns a
 // *MetadataError when the event has no column names, and a *FormatError
-// when its metadata is inconsistent.
+// when its metadata is inconsistent. A table with MariaDB COMPRESSED
+// columns needs FromEventBody: go-mysql does not know their metadata.
 func FromEvent(te *replication.TableMapEvent) (t *Table, err error) {
+	if hasCompressed(te.ColumnType) {
+		return nil, &FormatError{Err: errors.New("a table with COMPRESSED columns needs the event body (FromEventBody)")}
+	}
+	return fromEvent(te)
+}
+
+func fromEvent(te *replication.TableMapEvent) (t *Table, err error) {
 	defer func() {
 		// go-mysql's metadata helpers index without bounds checks; corrupt
 		// metadata must be an error, not a crash.
@@ -91,22 +99,27 @@ func FromEvent(te *replication.TableMapEvent) (t *Table, err error) {
 	return t, nil
 }
 
-// collationMap is te.CollationMap, except that VECTOR columns are counted
-// among the character columns. MySQL 9.x numbers VECTOR columns (always
+// collationMap is te.CollationMap, except that VECTOR columns and MariaDB
+// COMPRESSED columns (which go-mysql does not know; MariaDB numbers them
+// in COLUMN_CHARSET like any text column) are counted among the character
+// columns. MySQL 9.x numbers VECTOR columns (always
 // binary) in DEFAULT_CHARSET/COLUMN_CHARSET: in MySQL 9.0.1's
 // vector.binlog, table dtb.bar (id BIGINT, vector_column VECTOR(2),
 // foo TEXT, vector_column2 VECTOR(4)) logs DEFAULT_CHARSET as "default 63,
 // character column #1 is 255": #1 is foo only when the VECTORs count.
 // go-mysql skips VECTOR, which made foo binary.
 func collationMap(te *replication.TableMapEvent) map[int]uint64 {
-	hasVector := false
-	for _, t := range te.ColumnType {
-		hasVector = hasVector || t == mysql.MYSQL_TYPE_VECTOR
+	extra := func(t byte) bool {
+		return t == mysql.MYSQL_TYPE_VECTOR || t == TypeBlobCompressed || t == TypeVarcharCompressed
 	}
-	if !hasVector {
+	hasExtra := false
+	for _, t := range te.ColumnType {
+		hasExtra = hasExtra || extra(t)
+	}
+	if !hasExtra {
 		return te.CollationMap()
 	}
-	isChar := func(i int) bool { return te.IsCharacterColumn(i) || te.ColumnType[i] == mysql.MYSQL_TYPE_VECTOR }
+	isChar := func(i int) bool { return te.IsCharacterColumn(i) || extra(te.ColumnType[i]) }
 	ret := map[int]uint64{}
 	switch {
 	case len(te.DefaultCharset) != 0:
@@ -166,7 +179,8 @@ func decodeLabels(collation uint32, raw []string) ([]string, error) {
 
 func isStringType(t byte) bool {
 	switch t {
-	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_BLOB:
+	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_BLOB,
+		TypeBlobCompressed, TypeVarcharCompressed:
 		return true
 	}
 	return false
@@ -208,9 +222,21 @@ func (c *Column) setTypeInfo() error {
 		if m < 1 || m > 4 {
 			return fmt.Errorf("pack length %d is not 1..4", m)
 		}
+	case TypeVarcharCompressed:
+		// The metadata is the field length, which counts the header byte.
+		if m < 1 {
+			return fmt.Errorf("VARCHAR COMPRESSED of length %d", m)
+		}
+		c.Type, c.Compressed, c.Length = mysql.MYSQL_TYPE_VARCHAR, true, m-1
+	case TypeBlobCompressed:
+		c.Type, c.Compressed, c.Length = mysql.MYSQL_TYPE_BLOB, true, m
+		if m < 1 || m > 4 {
+			return fmt.Errorf("pack length %d is not 1..4", m)
+		}
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		// MySQL allows a scale up to 30, MariaDB up to 38.
 		c.Precision, c.Scale = m>>8, m&0xff
-		if c.Precision < 1 || c.Precision > 65 || c.Scale > 30 || c.Scale > c.Precision {
+		if c.Precision < 1 || c.Precision > 65 || c.Scale > 38 || c.Scale > c.Precision {
 			return fmt.Errorf("DECIMAL(%d,%d) is impossible", c.Precision, c.Scale)
 		}
 	case mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP2,

@@ -1,6 +1,9 @@
 package tablemap
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -84,7 +87,17 @@ func vectorDimensions(opt []byte) []uint64 {
 // event's body (VECTOR dimensions). body is the event body without
 // header and checksum; tableIDSize is as for PeekName.
 func FromEventBody(te *replication.TableMapEvent, body []byte, tableIDSize int) (*Table, error) {
-	t, err := FromEvent(te)
+	if hasCompressed(te.ColumnType) {
+		// go-mysql reads no metadata for MariaDB's COMPRESSED types, so
+		// every column after the first one has the wrong metadata: read
+		// it again from the body.
+		meta, err := columnMeta(body, tableIDSize, te.ColumnType)
+		if err != nil {
+			return nil, &FormatError{Err: err}
+		}
+		te.ColumnMeta = meta
+	}
+	t, err := fromEvent(te)
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +118,77 @@ func (t *Table) setVectorDimensions(body []byte, tableIDSize int) {
 		}
 		k++
 	}
+}
+
+// hasCompressed reports whether a MariaDB COMPRESSED column is among types.
+func hasCompressed(types []byte) bool {
+	for _, t := range types {
+		if t == TypeBlobCompressed || t == TypeVarcharCompressed {
+			return true
+		}
+	}
+	return false
+}
+
+// columnMeta decodes the column metadata block of a TABLE_MAP_EVENT body
+// (see optionalMetadata for the layout), as go-mysql's decodeMeta does,
+// plus MariaDB's COMPRESSED types: 141 (VARCHAR) has 2 bytes, the field
+// length little-endian; 140 (BLOB) 1 byte, the pack length.
+func columnMeta(body []byte, tableIDSize int, types []byte) ([]uint16, error) {
+	bad := errors.New("column metadata block cut short")
+	p := tableIDSize + 2
+	for i := 0; i < 2; i++ { // database, table
+		if p >= len(body) {
+			return nil, bad
+		}
+		p += 1 + int(body[p]) + 1
+	}
+	if p > len(body) {
+		return nil, bad
+	}
+	c, n := wire.LenEncInt(body[p:])
+	if n == 0 || c != uint64(len(types)) || c > uint64(len(body)) {
+		return nil, bad
+	}
+	p += n + int(c)
+	if p > len(body) {
+		return nil, bad
+	}
+	l, n := wire.LenEncInt(body[p:])
+	if n == 0 || l > uint64(len(body)-p-n) {
+		return nil, bad
+	}
+	block := body[p+n : p+n+int(l)]
+	meta := make([]uint16, len(types))
+	pos := 0
+	for i, t := range types {
+		size := 0
+		switch t {
+		case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_NEWDECIMAL:
+			size = 2
+			if pos+size <= len(block) {
+				meta[i] = uint16(block[pos])<<8 | uint16(block[pos+1])
+			}
+		case mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BIT, TypeVarcharCompressed:
+			size = 2
+			if pos+size <= len(block) {
+				meta[i] = uint16(block[pos]) | uint16(block[pos+1])<<8
+			}
+		case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_GEOMETRY,
+			mysql.MYSQL_TYPE_VECTOR, mysql.MYSQL_TYPE_JSON, mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_DATETIME2,
+			mysql.MYSQL_TYPE_TIMESTAMP2, TypeBlobCompressed:
+			size = 1
+			if pos+size <= len(block) {
+				meta[i] = uint16(block[pos])
+			}
+		}
+		pos += size
+		if pos > len(block) {
+			return nil, bad
+		}
+	}
+	if pos != len(block) {
+		return nil, fmt.Errorf("column metadata block of %d bytes, the column types use %d", len(block), pos)
+	}
+	return meta, nil
 }

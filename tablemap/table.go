@@ -59,7 +59,21 @@ type Column struct {
 	// Visible is false for INVISIBLE columns (MySQL 8.0.23+; MariaDB does
 	// not log visibility, so its columns are all reported visible).
 	Visible bool
+
+	// Compressed marks a MariaDB COMPRESSED column (VARCHAR/VARBINARY(n)
+	// COMPRESSED, binlog type 141; TEXT/BLOB COMPRESSED, type 140). Type
+	// is then MYSQL_TYPE_VARCHAR or MYSQL_TYPE_BLOB and Length what it is
+	// for those (for VARCHAR the values' maximum byte length: the binlog's
+	// metadata counts one more byte, the compression header); the binlog
+	// carries the stored bytes, which the row decoder inflates.
+	Compressed bool
 }
+
+// MariaDB's binlog type codes for COMPRESSED columns (mysql_com.h).
+const (
+	TypeBlobCompressed    = 140
+	TypeVarcharCompressed = 141
+)
 
 // IsBinary reports whether a string column holds binary data (collation 63).
 func (c *Column) IsBinary() bool { return c.Collation == 63 }
