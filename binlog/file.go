@@ -43,6 +43,7 @@ type FileSource struct {
 	fde      *replication.FormatDescriptionEvent
 	checksum bool
 	inUse    bool                  // the FDE has LOG_EVENT_BINLOG_IN_USE_F: the server had not closed the file
+	posCheck bool                  // check each event's log_pos against its end (read.go checkLogPos)
 	lastType replication.EventType // type of the last event read from this file
 	buf      []byte
 	ev       Event // the event readEvent returns, reused like buf
@@ -54,11 +55,12 @@ type FileSource struct {
 }
 
 // OpenFiles returns a Source over the given files, checked and put in
-// sequence order by ResolveFiles. A single file ending in ".index" is read
+// sequence order as ResolveFiles does (a file that is not a binlog is
+// reported by Next, at offset 0). A single file ending in ".index" is read
 // as the server's binlog index: the files it lists, in its directory. start, if non-zero, names a file among them (by base
 // name) and an offset to start at.
 func OpenFiles(files []string, start change.Position) (*FileSource, error) {
-	files, err := ResolveFiles(files) // files.go: checked and in sequence order
+	files, err := resolveFiles(files, false) // files.go: checked and in sequence order
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +231,7 @@ func (s *FileSource) open(name string) error {
 			Hint: "pass binlog files written by the server (binlog.000001…), or its .index file"}
 	}
 	s.off = 4
-	s.fde, s.checksum, s.inUse, s.lastType = nil, false, false, 0
+	s.fde, s.checksum, s.inUse, s.lastType, s.posCheck = nil, false, false, 0, false
 	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 4 {
 		// Read the FORMAT_DESCRIPTION_EVENT first: it says how to read the rest.
 		ev, err := s.readEvent()

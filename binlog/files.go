@@ -39,7 +39,12 @@ func (e *FileError) Error() string {
 // the sequence (binlog.000001 binlog.000003) is refused: the changes in
 // the missing file would be lost without a word. Files of different
 // series, or with no sequence number, must be given one at a time.
-func ResolveFiles(files []string) ([]string, error) {
+func ResolveFiles(files []string) ([]string, error) { return resolveFiles(files, true) }
+
+// resolveFiles is ResolveFiles; without content, a file's first bytes are
+// not looked at (OpenFiles leaves that to reading, which reports it at
+// offset 0 of the file).
+func resolveFiles(files []string, content bool) ([]string, error) {
 	if len(files) == 0 {
 		return nil, &FileError{Msg: "no binlog files given", Hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
 	}
@@ -54,7 +59,7 @@ func ResolveFiles(files []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range files {
-		if err := checkFile(f); err != nil {
+		if err := checkFile(f, content); err != nil {
 			var fe *FileError
 			if fromIndex && errors.As(err, &fe) {
 				fe.Msg += " (listed in the index)"
@@ -130,7 +135,7 @@ func suffix(path string) string {
 }
 
 // checkFile says what is wrong with a path given as a binlog file.
-func checkFile(path string) error {
+func checkFile(path string, content bool) error {
 	if path == "-" {
 		return &FileError{Path: path, Msg: "binlogcdc cannot read a binlog from stdin: it seeks and follows ROTATE events to the next file",
 			Hint: "save it to a file and give its path"}
@@ -146,6 +151,8 @@ func checkFile(path string) error {
 			Hint: fmt.Sprintf("give the binlog files in it (%s) or its .index file (%s)", filepath.Join(path, "binlog.000001"), filepath.Join(path, "binlog.index"))}
 	case !fi.Mode().IsRegular():
 		return &FileError{Path: path, Msg: "is not a regular file", Hint: "save the binlog to a file and give its path"}
+	case !content:
+		return nil
 	case fi.Size() == 0:
 		return notBinlog(path, "not a binlog file: it is empty (0 bytes)", "a binlog starts with the 4 magic bytes fe 62 69 6e and a FORMAT_DESCRIPTION_EVENT; was the copy interrupted?")
 	}
