@@ -78,7 +78,27 @@ type Change struct {
 	// and its text.
 	DB  string
 	SQL string
+	// Touches is, for DDL, what the statement is about (nil when unknown).
+	Touches *Touches
 }
+
+// Touches is what a DDL statement is about, as binlogcdc reads it.
+type Touches struct {
+	// Kind: "table" (tables, views, sequences, indexes, triggers: Tables
+	// names them all), "database" (DBs), "routine" (procedures,
+	// functions, events, packages, DROP TRIGGER: DBs), "account" (users,
+	// roles, grants: the SQL is redacted), "unknown".
+	Kind   string
+	Tables []TableName
+	DBs    []string
+	// OwnDB: the statement names every table with its database and has
+	// no body: it runs without its default database (which a target
+	// that holds only the selected tables may not have).
+	OwnDB bool
+}
+
+// TableName is a table named by a DDL statement.
+type TableName struct{ DB, Table string }
 
 // TxEnd marks the end of a committed transaction. Next is where the
 // following transaction starts: a resume point. (A ROTATE between

@@ -207,7 +207,14 @@ func toRec(o *Obj) (Rec, error) {
 	case "delete":
 		want = []string{"op", "db", "table", "pk", "before", "ts", "pos"}
 	case "ddl":
-		want = []string{"op", "db", "sql", "ts", "pos"}
+		want = []string{"op", "db", "sql", "kind"}
+		if o.Has("tables") {
+			want = append(want, "tables")
+		}
+		if o.Has("databases") {
+			want = append(want, "databases")
+		}
+		want = append(want, "ts", "pos")
 	default:
 		return r, fmt.Errorf("unknown op %q", r.Op)
 	}

@@ -311,13 +311,10 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 			return err
 		}
 	}
-	if !p.tx.skip && p.opts.DDL && p.opts.Filter.DB(q.db) {
-		c := change.Change{Op: change.DDL, DB: q.db, SQL: q.sql, Pos: ev.Pos, GTID: p.tx.gtid}
-		c.Time, c.TimeMicro = p.eventTime(ev)
-		if err := p.sink.Write(ctx, &c); err != nil {
+	if !p.tx.skip && p.opts.DDL {
+		if err := p.writeDDL(ctx, ev, q); err != nil { // ddl.go
 			return err
 		}
-		p.Stats.DDL++
 	}
 	if p.ddlContinues(q) {
 		return nil // its rows and XID follow
@@ -504,6 +501,7 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}
+	p.opts.Filter.noteTable(db, table)
 	if !p.opts.Filter.Table(db, table) {
 		p.tables[id] = nil
 		return nil

@@ -94,7 +94,7 @@ func Load(ctx context.Context, o Options) (*History, error) {
 		for _, s := range f.inc.spans {
 			if !seen[s.key] {
 				seen[s.key] = true
-				patterns = append(patterns, foldPattern(s.DB)+"."+foldPattern(s.Name))
+				patterns = append(patterns, pipeline.QuoteName(s.DB, s.Name)) // matched case-insensitively
 			}
 		}
 	}
@@ -111,7 +111,9 @@ func Load(ctx context.Context, o Options) (*History, error) {
 	return h, nil
 }
 
-// foldPattern is a case-insensitive path.Match pattern for a name.
+// foldPattern is a case-insensitive path.Match pattern for a name. (The
+// table filter now matches names case-insensitively itself; kept for its
+// test until recover's next cleanup.)
 func foldPattern(s string) string {
 	var b strings.Builder
 	for _, r := range s {

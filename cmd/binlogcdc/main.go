@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -114,6 +115,14 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 func warnf(w io.Writer) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
+	}
+}
+
+// warnUnmatched warns, at the end of a run, about table patterns that
+// matched no table the input mentioned.
+func warnUnmatched(w io.Writer, f *pipeline.Filter) {
+	for _, m := range f.Unmatched() {
+		warnf(w)("%s", m)
 	}
 }
 

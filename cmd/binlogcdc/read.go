@@ -167,6 +167,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if stopProgress != nil {
 		stopProgress()
 	}
+	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(ctx); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
 	recovery "github.com/binlogcdc/binlogcdc/recover"
 	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
 	"github.com/binlogcdc/binlogcdc/sink/sqltext"
@@ -107,12 +108,11 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	return runRecover(ctx, o, files, stdout, stderr)
 }
 
-// splitTable parses db.table.
+// splitTable parses db.table (either part backquoted: `d.b`.`x“y`).
 func splitTable(flag, s string) (db, table string, err error) {
-	db, table, ok := strings.Cut(s, ".")
-	db, table = strings.Trim(db, "`"), strings.Trim(table, "`")
-	if !ok || db == "" || table == "" {
-		return "", "", usageError{msg: fmt.Sprintf("--%s: want db.table, not %q", flag, s), hint: "--" + flag + " shop.orders"}
+	db, table, err = pipeline.ParseTableName(s)
+	if err != nil {
+		return "", "", usageError{msg: fmt.Sprintf("--%s: %v (not %q)", flag, err, s), hint: "--" + flag + " shop.orders, or --" + flag + " '`my.db`.`my.table`'"}
 	}
 	return db, table, nil
 }

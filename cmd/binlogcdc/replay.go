@@ -387,6 +387,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if stopProgress != nil {
 		stopProgress()
 	}
+	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -309,6 +309,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if stopProgress != nil {
 		stopProgress()
 	}
+	warnUnmatched(stderr, filter)
 	if cerr := sk.Close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -61,6 +61,7 @@ func (e *encoder) appendChange(b []byte, c *change.Change) []byte {
 		b = appendString(b, c.DB)
 		b = append(b, `,"sql":`...)
 		b = appendString(b, c.SQL)
+		b = appendTouches(b, c.Touches)
 	} else {
 		k := e.tableKeys(c.Table)
 		b = append(b, k.head...)
@@ -87,6 +88,41 @@ func (e *encoder) appendChange(b []byte, c *change.Change) []byte {
 		b = appendString(b, c.GTID)
 	}
 	return append(b, '}', '\n')
+}
+
+// appendTouches appends what a DDL statement is about: "kind", and
+// "tables" (each {"db","table"}) or "databases".
+func appendTouches(b []byte, t *change.Touches) []byte {
+	if t == nil {
+		return b
+	}
+	b = append(b, `,"kind":`...)
+	b = appendString(b, t.Kind)
+	if t.Kind == "table" {
+		b = append(b, `,"tables":[`...)
+		for i, n := range t.Tables {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"db":`...)
+			b = appendString(b, n.DB)
+			b = append(b, `,"table":`...)
+			b = appendString(b, n.Table)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(t.DBs) > 0 {
+		b = append(b, `,"databases":[`...)
+		for i, d := range t.DBs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, d)
+		}
+		b = append(b, ']')
+	}
+	return b
 }
 
 func appendTime(b []byte, t time.Time, micro bool) []byte {

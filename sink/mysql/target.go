@@ -167,12 +167,16 @@ func (s *Sink) ddl(c *change.Change) error {
 		s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 		return nil
 	}
+	if why := sqltext.NotReplayed(c); why != "" {
+		s.logf("%s:%d: %s: %s", c.Pos.File, c.Pos.Offset, why, sqltext.OneLine(c.SQL, 200))
+		return nil
+	}
 	if err := s.commitGroup(c.Pos); err != nil {
 		return err
 	}
 	retry := s.ddlRetry && c.Pos == s.cp.DDL
 	s.ddlRetry = false
-	err := s.runDDL(c.DB, c.SQL)
+	err := s.runDDL(sqltext.DDLDB(c), c.SQL)
 	if err != nil && retry && alreadyDone[myErrorCode(err)] {
 		s.logf("DDL at %s:%d had already run before the restart (%v); going on", c.Pos.File, c.Pos.Offset, err)
 		err = nil
@@ -193,7 +197,7 @@ func (s *Sink) ddl(c *change.Change) error {
 }
 
 func (s *Sink) runDDL(db, sql string) error {
-	if db != "" && db != s.curDB && !sqltext.DatabaseDDL(sql) {
+	if db != "" && db != s.curDB {
 		if err := s.conn.UseDB(db); err != nil {
 			return fmt.Errorf("USE %s: %w", sqltext.QuoteIdent(db), err)
 		}

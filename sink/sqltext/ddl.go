@@ -1,6 +1,10 @@
 package sqltext
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
 
 // SessionSQLMode is the sql_mode replayed statements run under: strict
 // (a value the target cannot store exactly is an error, not a warning),
@@ -90,4 +94,35 @@ func words(sql string, n int) []string {
 func DatabaseDDL(sql string) bool {
 	w := words(sql, 2)
 	return len(w) == 2 && (w[0] == "CREATE" || w[0] == "ALTER" || w[0] == "DROP") && (w[1] == "DATABASE" || w[1] == "SCHEMA")
+}
+
+// DDLDB is the database a replayed DDL statement runs in: its default
+// database, or "" for none: CREATE/ALTER/DROP DATABASE, and statements
+// that name every table with its database (a target that holds only the
+// selected tables may not have the source session's default database).
+func DDLDB(c *change.Change) string {
+	if c.Touches != nil && c.Touches.OwnDB || DatabaseDDL(c.SQL) {
+		return ""
+	}
+	return c.DB
+}
+
+// NotReplayed says why a DDL statement is not replayed, or "" when it
+// is: account management (users, roles, grants, passwords) never is; its
+// text reaches the sinks with its secrets redacted.
+func NotReplayed(c *change.Change) string {
+	if c.Touches != nil && c.Touches.Kind == "account" {
+		return "account management (users, roles, grants, passwords) is not replayed"
+	}
+	return ""
+}
+
+// OneLine shortens a statement for a message or an SQL comment: one
+// line, at most n bytes.
+func OneLine(sql string, n int) string {
+	s := strings.Join(strings.Fields(sql), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }

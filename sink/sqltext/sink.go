@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -147,7 +148,7 @@ func (w *sqlWriter) rollback() {
 func (w *sqlWriter) ddl(db, sql string) {
 	w.start()
 	w.flushBatch()
-	if db != "" && db != w.db && !DatabaseDDL(sql) {
+	if db != "" && db != w.db {
 		w.write([]byte("USE " + QuoteIdent(db) + ";\n"))
 		w.db = db
 	}
@@ -161,7 +162,13 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 			return nil
 		}
-		s.w.ddl(c.DB, c.SQL)
+		if why := NotReplayed(c); why != "" {
+			s.logf("%s:%d: %s: %s", c.Pos.File, c.Pos.Offset, why, OneLine(c.SQL, 200))
+			s.w.start()
+			s.w.write([]byte("-- binlogcdc: " + c.Pos.File + ":" + strconv.FormatUint(c.Pos.Offset, 10) + ": " + why + ": " + OneLine(c.SQL, 200) + "\n"))
+			return s.w.err
+		}
+		s.w.ddl(DDLDB(c), c.SQL)
 		return s.w.err
 	}
 	s.Rows++

@@ -1,0 +1,274 @@
+package e2e
+
+// DDL and the table filters (issue 10, items 6 and 7): DDL is selected by
+// the tables it touches, whatever the session's default database; a
+// statement touching selected and excluded tables stops the run; account
+// statements are never replayed and their passwords appear nowhere.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
+)
+
+// dfPasswords are the account statements' secrets: none may appear in
+// any output.
+var dfPasswords = []string{"S3cretPw", "An0therPw", "Th1rdPw", "F0urthPw", "*0123456789ABCDEF0123456789ABCDEF01234567"}
+
+// dfSource runs the workload: tables in shop and hr, DDL issued from
+// other default databases, multi-table statements that stay within the
+// selections, and account statements.
+func dfSource(t *testing.T) *testserver.Server {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t,
+		// IF NOT EXISTS: the targets below hold a shop database of their own.
+		"CREATE DATABASE IF NOT EXISTS shop", "CREATE DATABASE hr", "CREATE DATABASE other",
+		"USE shop",
+		"CREATE TABLE orders (id INT PRIMARY KEY, v VARCHAR(10))",
+		"CREATE TABLE promo (id INT PRIMARY KEY, v VARCHAR(10))",
+		"INSERT INTO orders VALUES (1, 'a'), (2, 'b')",
+		"INSERT INTO promo VALUES (1, 'p')",
+		"USE other",
+		"CREATE TABLE hr.emp (id INT PRIMARY KEY, name VARCHAR(20))",
+		"INSERT INTO hr.emp VALUES (1, 'ann'), (2, 'bob')",
+		"CREATE TABLE hr.tmp LIKE hr.emp",
+		"INSERT INTO hr.tmp VALUES (7, 'x')",
+		"RENAME TABLE hr.tmp TO hr.tmp2, hr.emp TO hr.emp0, hr.emp0 TO hr.emp",
+		"CREATE INDEX i_name ON hr.emp (name)",
+		"USE shop",
+		"CREATE TABLE hr.dept (id INT PRIMARY KEY)",
+		"INSERT INTO hr.dept VALUES (10)",
+		"DROP TABLE promo",
+		"ALTER TABLE orders ADD COLUMN w INT DEFAULT 5",
+		"UPDATE orders SET v = 'c' WHERE id = 2",
+		"CREATE TABLE shop.t1 (id INT PRIMARY KEY)", "CREATE TABLE t2 (id INT PRIMARY KEY)",
+		"INSERT INTO t1 VALUES (1)",
+		"DROP TABLE t1, shop.t2",
+		"USE hr",
+		"TRUNCATE TABLE hr.tmp2",
+		"INSERT INTO hr.tmp2 VALUES (8, 'y')",
+		"ALTER TABLE shop.orders ADD COLUMN z INT",
+		"INSERT INTO shop.orders VALUES (3, 'd', 6, 7)",
+		// Account statements, with passwords.
+		"CREATE USER 'dfuser'@'%' IDENTIFIED BY 'S3cretPw'",
+		"GRANT SELECT ON shop.* TO 'dfuser'@'%'",
+		"ALTER USER 'dfuser'@'%' IDENTIFIED BY 'An0therPw'",
+		"SET PASSWORD FOR 'dfuser'@'%' = PASSWORD('Th1rdPw')",
+		"CREATE USER dfuser2 IDENTIFIED BY PASSWORD '*0123456789ABCDEF0123456789ABCDEF01234567'",
+		"GRANT SELECT ON hr.* TO dfuser3 IDENTIFIED BY 'F0urthPw'",
+		"CREATE ROLE dfrole",
+		"REVOKE SELECT ON shop.* FROM 'dfuser'@'%'",
+		"DROP USER dfuser2",
+		"INSERT INTO shop.orders VALUES (4, 'e', 8, 9)",
+	)
+	return src
+}
+
+// dfNoPassword fails if any output holds a password.
+func dfNoPassword(t *testing.T, what string, out string) {
+	t.Helper()
+	for _, pw := range dfPasswords {
+		if strings.Contains(out, pw) {
+			t.Errorf("%s holds the password %q", what, pw)
+		}
+	}
+}
+
+// dfTarget is a target server whose general log records every statement
+// binlogcdc runs, and that holds a table of its own in shop.
+func dfTarget(t *testing.T) (*testserver.Server, string) {
+	dst := testserver.Start(t, testserver.Options{})
+	logFile := filepath.Join(dst.Dir, "general.log")
+	dst.Exec(t, "SET GLOBAL general_log_file = '"+logFile+"'", "SET GLOBAL log_output = 'FILE'", "SET GLOBAL general_log = 1",
+		"CREATE DATABASE shop", "CREATE TABLE shop.promo (id INT PRIMARY KEY, v VARCHAR(10))", "INSERT INTO shop.promo VALUES (99, 'mine')")
+	return dst, logFile
+}
+
+// dfSnap is rpSnapshot restricted to the tables matching keep.
+func dfSnap(t *testing.T, srv *testserver.Server, keep func(name string) bool) map[string]string {
+	out := map[string]string{}
+	for k, v := range rpSnapshot(t, srv) {
+		if keep(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func dfUsers(t *testing.T, srv *testserver.Server) string {
+	r := srv.QueryStrings(t, "SELECT COUNT(*) FROM mysql.user WHERE user LIKE 'df%'")
+	return *r[0][0]
+}
+
+func TestDDLFilters(t *testing.T) {
+	src := dfSource(t)
+	index := src.BinlogIndex()
+	notPromo := func(n string) bool { return n != "`shop`.`promo`" }
+
+	for _, mode := range []string{"to", "sql"} {
+		t.Run("exclude-promo-"+mode, func(t *testing.T) {
+			dst, logFile := dfTarget(t)
+			var out []byte
+			var errOut string
+			args := []string{"read", index, "--exclude-tables", "shop.promo"}
+			if mode == "to" {
+				out, errOut = rpRun(t, 0, append(args, "--to", dst.DSN()+"/")...)
+			} else {
+				out, errOut = rpRun(t, 0, append(args, "--format", "sql")...)
+				rpMysql(t, dst, out)
+			}
+			dfNoPassword(t, "stdout", string(out))
+			dfNoPassword(t, "stderr", errOut)
+			if !strings.Contains(errOut, "account management") {
+				t.Errorf("no note about the account statements left out:\n%s", errOut)
+			}
+			rpSame(t, "selected tables", dfSnap(t, dst, notPromo), dfSnap(t, src, notPromo))
+			// The excluded table is untouched: binlogcdc neither created
+			// nor dropped it, and left its rows alone.
+			if got := rpRows(t, dst, "SELECT * FROM shop.promo"); got != `"99","mine"` {
+				t.Errorf("excluded shop.promo on the target: %s, want its own row 99", got)
+			}
+			if n := dfUsers(t, dst); n != "0" {
+				t.Errorf("the target has %s of the source's accounts, want none", n)
+			}
+			gl, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dfNoPassword(t, "the target's general log", string(gl))
+		})
+	}
+
+	t.Run("tables-hr", func(t *testing.T) {
+		// hr's tables were created, renamed and indexed from the default
+		// databases other and shop, which the target does not have.
+		isHR := func(n string) bool { return strings.HasPrefix(n, "`hr`.") }
+		for _, mode := range []string{"to", "sql"} {
+			dst := testserver.Start(t, testserver.Options{})
+			if mode == "to" {
+				rpRun(t, 0, "read", index, "--tables", "hr.*", "--to", dst.DSN()+"/")
+			} else {
+				sql, _ := rpRun(t, 0, "read", index, "--tables", "hr.*", "--format", "sql")
+				rpMysql(t, dst, sql)
+			}
+			rpSame(t, "--tables hr.* "+mode, dfSnap(t, dst, func(string) bool { return true }), dfSnap(t, src, isHR))
+		}
+	})
+
+	t.Run("tables-shop-orders", func(t *testing.T) {
+		isOrders := func(n string) bool { return n == "`shop`.`orders`" }
+		for _, mode := range []string{"to", "sql"} {
+			dst := testserver.Start(t, testserver.Options{})
+			if mode == "to" {
+				rpRun(t, 0, "read", index, "--tables", "shop.orders", "--to", dst.DSN()+"/")
+			} else {
+				sql, _ := rpRun(t, 0, "read", index, "--tables", "shop.orders", "--format", "sql")
+				rpMysql(t, dst, sql)
+			}
+			// Only shop.orders: not hr.dept, created while shop was the
+			// default database.
+			rpSame(t, "--tables shop.orders "+mode, dfSnap(t, dst, func(string) bool { return true }), dfSnap(t, src, isOrders))
+		}
+	})
+
+	t.Run("json", func(t *testing.T) {
+		out, errOut := rpRun(t, 0, "read", index, "--ddl", "--tables", "hr.*")
+		recs, err := ParseLines(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ddl []string
+		for _, r := range recs {
+			if r.Op == "ddl" {
+				ddl = append(ddl, r.SQL)
+			}
+		}
+		want := []string{
+			"CREATE DATABASE hr",
+			"CREATE TABLE hr.emp (id INT PRIMARY KEY, name VARCHAR(20))",
+			"CREATE TABLE hr.tmp LIKE hr.emp",
+			"RENAME TABLE hr.tmp TO hr.tmp2, hr.emp TO hr.emp0, hr.emp0 TO hr.emp",
+			"CREATE INDEX i_name ON hr.emp (name)",
+			"CREATE TABLE hr.dept (id INT PRIMARY KEY)",
+			"TRUNCATE TABLE hr.tmp2",
+		}
+		if strings.Join(ddl, "\n") != strings.Join(want, "\n") {
+			t.Errorf("DDL records for --tables hr.*:\n%s\nwant:\n%s", strings.Join(ddl, "\n"), strings.Join(want, "\n"))
+		}
+		if !strings.Contains(string(out), `"kind":"table","tables":[{"db":"hr","table":"tmp"},{"db":"hr","table":"tmp2"},{"db":"hr","table":"emp"},{"db":"hr","table":"emp0"}]`) {
+			t.Errorf("the RENAME record does not list its tables:\n%s", out)
+		}
+		if strings.Contains(errOut, "matched no table") {
+			t.Errorf("a warning about unmatched patterns: %s", errOut)
+		}
+
+		// Without filters, the account statements are there, redacted.
+		out, errOut = rpRun(t, 0, "read", index, "--ddl")
+		dfNoPassword(t, "read --ddl", string(out))
+		dfNoPassword(t, "read --ddl's stderr", errOut)
+		if !strings.Contains(string(out), `"sql":"CREATE USER 'dfuser'@'%' IDENTIFIED BY <redacted>","kind":"account"`) {
+			t.Errorf("no redacted CREATE USER record:\n%s", out)
+		}
+	})
+
+	t.Run("kafka", func(t *testing.T) {
+		brokers := kafkatest.Cluster(t)
+		prefix := kafkatest.Prefix(t)
+		_, errOut := rpRun(t, 0, "read", index, "--ddl", "--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix)
+		dfNoPassword(t, "stderr", errOut)
+		var all strings.Builder
+		n := 0
+		for _, r := range kafkatest.Consume(t, brokers, kafkatest.Topics(t, brokers, prefix+"."), false) {
+			all.Write(r.Key)
+			all.Write(r.Value)
+			for _, h := range r.Headers {
+				all.Write(h.Value)
+			}
+			if strings.Contains(string(r.Value), `"kind":"account"`) {
+				n++
+			}
+		}
+		dfNoPassword(t, "the Kafka records", all.String())
+		if n != 9 {
+			t.Errorf("%d account records in Kafka, want 9 (redacted)", n)
+		}
+	})
+
+	t.Run("unmatched-pattern", func(t *testing.T) {
+		_, errOut := rpRun(t, 0, "read", index, "--tables", "shop.order", "--exclude-tables", "`shop`.`promo`")
+		if !strings.Contains(errOut, "--tables shop.order matched no table") || strings.Contains(errOut, "promo` matched no table") {
+			t.Errorf("want a warning for shop.order only:\n%s", errOut)
+		}
+	})
+}
+
+// TestDDLFiltersMixed: a statement touching a selected and an excluded
+// table stops the run before it is applied, naming it and what to do.
+func TestDDLFiltersMixed(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t,
+		"CREATE DATABASE shop", "USE shop",
+		"CREATE TABLE orders (id INT PRIMARY KEY)", "CREATE TABLE promo (id INT PRIMARY KEY)",
+		"INSERT INTO orders VALUES (1)")
+	before := rpMasterPos(t, src)
+	src.Exec(t, "DROP TABLE orders, promo")
+	index := src.BinlogIndex()
+	for _, args := range [][]string{
+		{"--ddl"},
+		{"--format", "sql"},
+	} {
+		out, errOut := rpRun(t, 1, append([]string{"read", index, "--exclude-tables", "shop.promo"}, args...)...)
+		file, _, _ := strings.Cut(before, ":")
+		if !strings.Contains(errOut, "DROP TABLE touches selected tables `shop`.`orders` and tables the filters leave out `shop`.`promo`") ||
+			!strings.Contains(errOut, file) || !strings.Contains(errOut, "hint:") {
+			t.Errorf("%v: want an error naming the statement, its tables and position:\n%s", args, errOut)
+		}
+		if strings.Contains(string(out), "DROP TABLE orders") {
+			t.Errorf("%v: the statement was written:\n%s", args, out)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseTableName(t *testing.T) {
+	for _, c := range []struct{ in, db, table, err string }{
+		{"shop.orders", "shop", "orders", ""},
+		{"`d.b`.`x.y`", "d.b", "x.y", ""},
+		{"`a``b`.t", "a`b", "t", ""},
+		{"shop.`o``r`", "shop", "o`r", ""},
+		{"shop", "", "", "want db.table"},
+		{"a.b.c", "", "", "unexpected"},
+		{"`d.b.t", "", "", "not closed"},
+		{"sh`op.t", "", "", "backquote inside"},
+		{".t", "", "", "empty"},
+		{"``.t", "", "", "empty"},
+	} {
+		db, table, err := ParseTableName(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || db != c.db || table != c.table {
+			t.Errorf("%s: %q %q %v", c.in, db, table, err)
+		}
+		if db2, t2, _ := ParseTableName(QuoteName(db, table)); db2 != db || t2 != table {
+			t.Errorf("%s: QuoteName does not read back", c.in)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	f, err := NewFilter([]string{"shop.*", "`d.b`.`x*`", "HR.Emp"}, []string{"shop.promo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		db, table string
+		want      bool
+	}{
+		{"shop", "orders", true}, {"SHOP", "Orders", true}, {"shop", "promo", false},
+		{"d.b", "x*", true}, {"d.b", "xy", false}, {"hr", "emp", true}, {"hr", "dept", false},
+	} {
+		if got := f.Table(c.db, c.table); got != c.want {
+			t.Errorf("%s.%s: %v", c.db, c.table, got)
+		}
+	}
+	if any, all := f.Database("shop"); !any || all {
+		t.Errorf("shop: any %v all %v", any, all)
+	}
+	if any, all := f.Database("hr"); !any || all {
+		t.Errorf("hr: any %v all %v", any, all)
+	}
+	if any, _ := f.Database("other"); any {
+		t.Errorf("other: any")
+	}
+	f.noteTable("s", "T")
+	f.noteTable("s", "t")
+	if u := strings.Join(f.Unmatched(), "\n"); strings.Contains(u, "matched no table") || !strings.Contains(u, "s.T and s.t") {
+		t.Errorf("Unmatched: %s", u)
+	}
+	g, _ := NewFilter([]string{"shop.order"}, nil)
+	g.Table("shop", "orders")
+	if u := g.Unmatched(); len(u) != 1 || !strings.Contains(u[0], "--tables shop.order matched no table") {
+		t.Errorf("Unmatched: %v", u)
+	}
+}
