@@ -179,6 +179,16 @@ func mysqlGTID(e *replication.GTIDEvent, tag string) GTID {
 // Query is a statement from a QUERY_EVENT.
 type Query struct {
 	DB, SQL string
+	// SQLMode is the session's sql_mode bits when the statement ran
+	// (the Q_SQL_MODE_CODE status variable); HasSQLMode is false when
+	// the event does not carry it.
+	SQLMode    uint64
+	HasSQLMode bool
+	// CollationServer and CollationDatabase are the session's
+	// collation_server (Q_CHARSET_CODE) and collation_database
+	// (Q_CHARSET_DATABASE_CODE, written when it is not the default
+	// database's); 0 when the event does not carry them.
+	CollationServer, CollationDatabase uint32
 }
 
 // Query decodes a QUERY_EVENT (or MariaDB's compressed one) into the
@@ -197,7 +207,52 @@ func (d *EventDecoder) Query(ev *Event) (Query, error) {
 	if !ok {
 		return Query{}, errors.New("QUERY event did not decode as one")
 	}
-	return Query{DB: string(qe.Schema), SQL: string(qe.Query)}, nil
+	q := Query{DB: string(qe.Schema), SQL: string(qe.Query)}
+	q.statusVars(qe.StatusVars)
+	return q, nil
+}
+
+// statusVars reads the sql_mode and collations from a QUERY_EVENT's
+// status variables. Servers write them first, in code order; the walk
+// stops at a code it does not know the length of.
+func (q *Query) statusVars(v []byte) {
+	for len(v) > 0 {
+		n := 0
+		switch v[0] {
+		case 0: // Q_FLAGS2_CODE
+			n = 4
+		case 1: // Q_SQL_MODE_CODE
+			n = 8
+			if len(v) >= 9 {
+				q.SQLMode, q.HasSQLMode = binary.LittleEndian.Uint64(v[1:9]), true
+			}
+		case 3: // Q_AUTO_INCREMENT
+			n = 4
+		case 4: // Q_CHARSET_CODE: client charset, collation_connection, collation_server
+			n = 6
+			if len(v) >= 7 {
+				q.CollationServer = uint32(binary.LittleEndian.Uint16(v[5:7]))
+			}
+		case 5, 6: // Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE
+			if len(v) < 2 {
+				return
+			}
+			n = 1 + int(v[1])
+		case 7: // Q_LC_TIME_NAMES_CODE
+			n = 2
+		case 8: // Q_CHARSET_DATABASE_CODE
+			n = 2
+			if len(v) >= 3 {
+				q.CollationDatabase = uint32(binary.LittleEndian.Uint16(v[1:3]))
+			}
+		default:
+			return
+		}
+		if len(v) < 1+n {
+			return
+		}
+		v = v[1+n:]
+	}
 }
 
 // TableMap decodes a TABLE_MAP_EVENT.
