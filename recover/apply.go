@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -111,7 +112,7 @@ func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) ([]c
 		return nil, res, nil // no row change in the binlogs: an empty table
 	}
 	st := newStore(s.Final, false)
-	cv := newConverter(s.Final, s.finalPos, inc.alters)
+	cv := newConverter(s.Final, s.stages)
 	r := &replayer{cat: h.cat, inc: inc, conv: cv, res: res, each: func(c *change.Change) error {
 		st.apply(c)
 		return nil
@@ -144,9 +145,13 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 		return res, out.Close(ctx)
 	}
 	keys := newStore(s.Final, true)
-	cv := newConverter(s.Final, s.finalPos, inc.alters)
+	cv := newConverter(s.Final, s.stages)
 	a := &applier{out: out, r: replayer{cat: h.cat, inc: inc, conv: cv, res: res}}
 	a.r.each = func(c *change.Change) error {
+		if i := enumErrorColumn(c.After); i >= 0 {
+			return fmt.Errorf("the row change at %s:%d leaves column %s holding the ENUM error value '' (a non-strict ALTER TABLE stored it for a label the new ENUM lacks), which the target's strict session does not store: recover without --to and load the SQL output, which stores it",
+				c.Pos.File, c.Pos.Offset, tablemap.QuoteIdent(s.Final.Columns[i].Name))
+		}
 		keys.apply(c)
 		return out.Write(ctx, c)
 	}
@@ -213,7 +218,11 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.
 		n = 0
 		return err
 	}
-	for _, row := range rows {
+	// Rows holding an ENUM error value ('', index 0: what a non-strict
+	// ALTER TABLE stored for a label the new ENUM lacks) are stored only
+	// by a non-strict session: they come last, under such a sql_mode.
+	var relaxed []change.Row
+	write := func(row change.Row) error {
 		cols = sqltext.Columns(cols[:0], row, nil)
 		if n > 0 && (n >= maxInsertRows || len(b.SQL) >= maxInsertBytes || !equalInts(cols, prev)) {
 			if err := flush(); err != nil {
@@ -228,11 +237,49 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.
 		}
 		b.InsertTuple(cols, row)
 		n++
+		return nil
+	}
+	for _, row := range rows {
+		if enumError(row) {
+			relaxed = append(relaxed, row)
+			continue
+		}
+		if err := write(row); err != nil {
+			return err
+		}
 	}
 	if err := flush(); err != nil {
 		return err
 	}
+	if len(relaxed) > 0 {
+		fmt.Fprintf(bw, "-- %d rows hold the ENUM error value '' (index 0), which only a non-strict sql_mode stores.\n", len(relaxed))
+		fmt.Fprintf(bw, "SET SESSION sql_mode = '%s';\n", relaxedSQLMode)
+		for _, row := range relaxed {
+			if err := write(row); err != nil {
+				return err
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "SET SESSION sql_mode = '%s';\n", sqltext.SessionSQLMode)
+	}
 	return bw.Flush()
+}
+
+// relaxedSQLMode is sqltext.SessionSQLMode without strict mode.
+var relaxedSQLMode = strings.Trim(strings.ReplaceAll(","+sqltext.SessionSQLMode+",", ",STRICT_ALL_TABLES,", ","), ",")
+
+// enumError reports whether a row holds an ENUM error value.
+func enumError(row change.Row) bool { return enumErrorColumn(row) >= 0 }
+
+func enumErrorColumn(row change.Row) int {
+	for i, v := range row {
+		if v.Kind() == change.Enum && v.Uint() == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 func equalInts(a, b []int) bool {

@@ -20,6 +20,13 @@ type Event struct {
 	Time time.Time // the event's timestamp (whole seconds, UTC)
 	DB   string    // the statement's default database
 	SQL  string
+	// SQLMode is the session's sql_mode bits (HasSQLMode: the event
+	// carries it).
+	SQLMode    uint64
+	HasSQLMode bool
+	// CollServer, CollDatabase: the session's collation_server and
+	// collation_database (0: not in the event).
+	CollServer, CollDatabase uint32
 }
 
 // EndKind says how an incarnation ended.
@@ -114,6 +121,8 @@ type Incarnation struct {
 
 	lastTable *tablemap.Table // the last TABLE_MAP of its rows (pass B)
 	lastPos   change.Position
+	// maps are its rows' TABLE_MAPs where they changed, in order (pass B).
+	maps []seenMap
 }
 
 // Names lists the names the incarnation had, in order.
@@ -383,7 +392,8 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 				return c, nil
 			}
 			inTx = false // DDL commits on its own
-			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.DB, SQL: q.SQL})
+			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.DB, SQL: q.SQL, SQLMode: q.SQLMode, HasSQLMode: q.HasSQLMode,
+				CollServer: q.CollationServer, CollDatabase: q.CollationDatabase})
 		case replication.TABLE_MAP_EVENT:
 			if !inTx && stopHere() {
 				return c, nil

@@ -3,7 +3,6 @@ package recovery
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -13,96 +12,164 @@ import (
 )
 
 // converter moves row images written under an earlier schema of the
-// incarnation to its final schema (the last TABLE_MAP), the way the ALTER
-// TABLE statements between them moved the stored rows: columns follow
-// their renames (CHANGE, RENAME COLUMN), dropped columns go, and added
-// columns get the DEFAULT literal of their ADD clause — or, without one,
-// NULL for a nullable column and the type's implicit default otherwise,
-// as the server does. A column whose value cannot be known that way (an
-// expression DEFAULT, a column of unknown origin) gets the same fallback
-// and is reported in Notes.
+// incarnation to its final schema, one ALTER TABLE at a time (its
+// stages), the way each ALTER moved the stored rows: columns follow their
+// renames (CHANGE, RENAME COLUMN), dropped columns go, added columns get
+// the DEFAULT literal of their ADD clause — or, without one, NULL for a
+// nullable column and the type's implicit default otherwise, as the
+// server does — and values whose type changed are converted as the
+// server converted them (valconv.go). A value that cannot be known that
+// way (an expression DEFAULT, a conversion binlogcdc does not reproduce,
+// a schema it could not derive) is reported in Notes.
 type converter struct {
-	final    *tablemap.Table // with the output name
-	finalPos change.Position
-	alters   []alterEvent
-	cache    map[convKey]*mapping
-	notes    map[string]uint64 // note → rows
+	final  *tablemap.Table // with the output name
+	stages []stage
+	cache  map[convKey]*chain
+	notes  map[string]uint64 // note → row images
 }
 
 type convKey struct {
 	from  *tablemap.Table
-	first int // index of the first alter after the row
+	first int // the row's stage
 }
 
-// mapping says where each final column comes from.
-type mapping struct {
+// chain is the steps from one event-time table to the final one.
+type chain struct {
 	identity bool
-	src      []int          // index in the event-time row, or -1
-	fill     []change.Value // when src is -1
-	note     []string       // when src is -1 and the value is a guess
+	steps    []*mapping
 }
 
-func newConverter(final *tablemap.Table, finalPos change.Position, alters []alterEvent) *converter {
-	return &converter{final: final, finalPos: finalPos, alters: alters, cache: map[convKey]*mapping{}, notes: map[string]uint64{}}
+// mapping is one step: where each column of the next schema comes from.
+type mapping struct {
+	from, to *tablemap.Table
+	mode     uint64
+	src      []int          // index in the row before, or -1
+	fill     []change.Value // when src is -1
+	note     []string       // when src is -1 and the value is a guess, or the conversion is not exact
+	conv     []bool         // the value's type changes
+}
+
+func newConverter(final *tablemap.Table, stages []stage) *converter {
+	return &converter{final: final, stages: stages, cache: map[convKey]*chain{}, notes: map[string]uint64{}}
 }
 
 // convert returns c's images in the final schema. The returned change
 // has Table = the final table.
 func (cv *converter) convert(c *change.Change) (change.Change, error) {
-	first := sort.Search(len(cv.alters), func(i int) bool { return before(c.Pos, cv.alters[i].ev.Pos) })
+	alters := len(cv.stages) - 1
+	first := sort.Search(alters, func(i int) bool { return before(c.Pos, cv.stages[i+1].alter.ev.Pos) })
 	k := convKey{c.Table, first}
-	m := cv.cache[k]
-	if m == nil {
-		m = cv.build(c.Table, first)
-		cv.cache[k] = m
+	ch := cv.cache[k]
+	if ch == nil {
+		ch = cv.build(c.Table, first)
+		cv.cache[k] = ch
 	}
 	out := *c
 	out.Table = cv.final
-	if m.identity {
+	if ch.identity {
 		return out, nil
 	}
-	out.Before = cv.apply(m, c.Before, false)
-	out.After = cv.apply(m, c.After, c.Op == change.Insert)
+	out.Before = cv.apply(ch, c.Before, false)
+	out.After = cv.apply(ch, c.After, c.Op != change.Delete)
 	return out, nil
 }
 
-func (cv *converter) apply(m *mapping, row change.Row, count bool) change.Row {
+func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
 	if row == nil {
 		return nil
 	}
-	out := make(change.Row, len(m.src))
-	for j, i := range m.src {
-		if i >= 0 {
-			if i < len(row) {
-				out[j] = row[i]
+	for _, m := range ch.steps {
+		out := make(change.Row, len(m.src))
+		for j, i := range m.src {
+			if i < 0 {
+				out[j] = m.fill[j]
+				if count && m.note[j] != "" {
+					cv.notes[m.note[j]]++
+				}
+				continue
 			}
+			if i >= len(row) {
+				continue
+			}
+			if !m.conv[j] {
+				out[j] = row[i]
+				continue
+			}
+			v, ok := convertValue(row[i], &m.from.Columns[i], &m.to.Columns[j], m.mode)
+			if !ok && count && !row[i].IsAbsent() {
+				cv.notes[m.note[j]]++
+			}
+			out[j] = v
+		}
+		row = out
+	}
+	return row
+}
+
+// build returns the chain from a row written under from, in stage first,
+// to the final schema: one step per later stage whose schema is known.
+func (cv *converter) build(from *tablemap.Table, first int) *chain {
+	ch := &chain{}
+	cur := from
+	pending := 0 // alters since cur
+	for k := first + 1; k < len(cv.stages); k++ {
+		pending++
+		st := &cv.stages[k]
+		if st.t == nil {
 			continue
 		}
-		out[j] = m.fill[j]
-		if count && m.note[j] != "" {
-			cv.notes[m.note[j]]++
+		ch.steps = append(ch.steps, cv.step(cur, st.t, cv.stages[k-pending+1:k+1]))
+		cur, pending = st.t, 0
+	}
+	if len(ch.steps) == 0 || !sameTable(cur, cv.final) || cur != cv.final && pending > 0 {
+		ch.steps = append(ch.steps, cv.step(cur, cv.final, cv.stages[len(cv.stages)-pending:]))
+	}
+	// Skip steps that change nothing.
+	steps := ch.steps[:0]
+	for _, m := range ch.steps {
+		if !isIdentity(m) {
+			steps = append(steps, m)
 		}
 	}
-	return out
+	ch.steps = steps
+	ch.identity = len(steps) == 0
+	return ch
+}
+
+func isIdentity(m *mapping) bool {
+	if len(m.from.Columns) != len(m.to.Columns) {
+		return false
+	}
+	for j, i := range m.src {
+		if i != j || m.conv[j] || !strings.EqualFold(m.from.Columns[i].Name, m.to.Columns[j].Name) {
+			return false
+		}
+	}
+	return true
 }
 
 type origin struct {
-	idx     int // in the event-time table; -1: added by an ALTER
+	idx     int // in the table before; -1: added by an ALTER
 	add     *colOp
 	alterAt change.Position
 }
 
-func (cv *converter) build(from *tablemap.Table, first int) *mapping {
+// step maps rows of from to to across the ALTERs of stages (none: the
+// same stage).
+func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 	cur := map[string]origin{}
 	for i := range from.Columns {
 		cur[strings.ToLower(from.Columns[i].Name)] = origin{idx: i}
 	}
-	applied := 0
-	for _, a := range cv.alters[first:] {
-		if !before(a.ev.Pos, cv.finalPos) {
-			break
+	var mode uint64
+	where := "the binlog's TABLE_MAPs"
+	for _, st := range stages {
+		a := st.alter
+		if a == nil {
+			continue
 		}
-		applied++
+		mode = a.ev.SQLMode
+		where = fmt.Sprintf("the ALTER TABLE at %s:%d", a.ev.Pos.File, a.ev.Pos.Offset)
 		for k := range a.info.ops {
 			op := &a.info.ops[k]
 			name := strings.ToLower(op.Name)
@@ -119,52 +186,76 @@ func (cv *converter) build(from *tablemap.Table, first int) *mapping {
 			}
 		}
 	}
-	n := len(cv.final.Columns)
-	m := &mapping{src: make([]int, n), fill: make([]change.Value, n), note: make([]string, n)}
-	m.identity = applied == 0 && len(from.Columns) == n
-	for j := range cv.final.Columns {
-		fc := &cv.final.Columns[j]
-		o, ok := cur[strings.ToLower(fc.Name)]
+	skipped := len(stages) > 1
+	n := len(to.Columns)
+	m := &mapping{from: from, to: to, mode: mode, src: make([]int, n), fill: make([]change.Value, n), note: make([]string, n), conv: make([]bool, n)}
+	for j := range to.Columns {
+		tc := &to.Columns[j]
+		o, ok := cur[strings.ToLower(tc.Name)]
 		switch {
 		case ok && o.idx >= 0:
 			m.src[j] = o.idx
-			if o.idx != j || !strings.EqualFold(from.Columns[o.idx].Name, fc.Name) {
-				m.identity = false
+			fc := &from.Columns[o.idx]
+			if !sameType(fc, tc) || fc.Nullable && !tc.Nullable {
+				m.conv[j] = true
+				m.note[j] = fmt.Sprintf("column %s: the conversion of its values from %s to %s by %s is not reproduced exactly: they are approximations",
+					tablemap.QuoteIdent(tc.Name), typeText(fc), typeText(tc), where)
+				if skipped {
+					m.note[j] = fmt.Sprintf("column %s: its type changed from %s to %s over several ALTER TABLEs (up to %s) whose intermediate schemas binlogcdc could not derive: its values in rows written before them are approximations",
+						tablemap.QuoteIdent(tc.Name), typeText(fc), typeText(tc), where)
+				}
 			}
 		case ok:
 			m.src[j] = -1
-			m.fill[j], m.note[j] = fillValue(fc, o.add, o.alterAt)
-			m.identity = false
+			m.fill[j], m.note[j] = fillValue(tc, o.add, o.alterAt, mode)
 		default:
 			m.src[j] = -1
-			v, _ := fillValue(fc, nil, change.Position{})
+			v, _ := fillValue(tc, nil, change.Position{}, mode)
 			m.fill[j] = v
 			m.note[j] = fmt.Sprintf("column %s is not in the rows written before it appeared (no ALTER TABLE that added it was recognised): they get %s",
-				tablemap.QuoteIdent(fc.Name), describeFill(v))
-			m.identity = false
+				tablemap.QuoteIdent(tc.Name), describeFill(v))
 		}
 	}
 	return m
 }
 
+// typeText names a column's type for messages.
+func typeText(c *tablemap.Column) string {
+	s, err := tablemap.ColumnDefinition(c, true)
+	if err != nil {
+		return fmt.Sprintf("type %d", c.Type)
+	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, " INVISIBLE"), " NULL")
+	s = strings.TrimSuffix(s, " NOT")
+	return s
+}
+
 // fillValue is the value a column added by ALTER TABLE (op; nil: unknown)
 // has in the rows that existed before it, and a note when it is a guess.
-func fillValue(c *tablemap.Column, op *colOp, at change.Position) (change.Value, string) {
+func fillValue(c *tablemap.Column, op *colOp, at change.Position, mode uint64) (change.Value, string) {
 	where := fmt.Sprintf("the ALTER TABLE at %s:%d", at.File, at.Offset)
+	if op != nil && op.autoInc {
+		return implicitDefault(c), fmt.Sprintf("column %s was added by %s with AUTO_INCREMENT: the numbers the server gave the rows written before it are not in the binlog (they get %s)",
+			tablemap.QuoteIdent(c.Name), where, describeFill(implicitDefault(c)))
+	}
 	if op != nil && op.def != nil {
 		l := op.def
+		var v change.Value
+		var from *tablemap.Column
 		switch {
 		case l.null:
-			return change.NullValue(), ""
+			v, from = change.NullValue(), c
 		case l.number != "":
-			if _, err := strconv.ParseFloat(l.number, 64); err == nil && !strings.ContainsAny(l.number, "eE") {
-				return change.TextValue(change.Decimal, []byte(strings.TrimPrefix(l.number, "+"))), ""
-			}
-			f, _ := strconv.ParseFloat(l.number, 64)
-			return change.Float64Value(f), ""
+			v, from = change.TextValue(change.Decimal, []byte(strings.TrimPrefix(l.number, "+"))), &literalNumber
 		default:
-			return change.TextValue(change.String, []byte(l.Text)), ""
+			v, from = change.TextValue(change.String, []byte(l.Text)), &literalText
 		}
+		out, ok := convertValue(v, from, c, mode)
+		if !ok {
+			return out, fmt.Sprintf("column %s was added by %s with DEFAULT %s, which binlogcdc does not convert to %s exactly: the rows written before it get %s",
+				tablemap.QuoteIdent(c.Name), where, describeFill(v), typeText(c), describeFill(out))
+		}
+		return out, ""
 	}
 	v := implicitDefault(c)
 	if op != nil && !op.defExpr {
@@ -177,6 +268,12 @@ func fillValue(c *tablemap.Column, op *colOp, at change.Position) (change.Value,
 	}
 	return v, ""
 }
+
+// The types of DEFAULT literals, for convertValue.
+var (
+	literalNumber = tablemap.Column{Type: mysql.MYSQL_TYPE_NEWDECIMAL, Precision: 65, Scale: 30, Nullable: true}
+	literalText   = tablemap.Column{Type: mysql.MYSQL_TYPE_VARCHAR, Length: 1 << 20, Collation: 45, Nullable: true}
+)
 
 func describeFill(v change.Value) string {
 	if v.IsNull() {

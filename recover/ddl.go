@@ -81,6 +81,7 @@ type colOp struct {
 	Name, to string   // opRename: name → to; opAdd, opDrop: name
 	def      *literal // opAdd: the DEFAULT, when it is a literal
 	defExpr  bool     // opAdd: the DEFAULT is an expression (not known)
+	autoInc  bool     // opAdd: AUTO_INCREMENT (the server numbers the rows)
 }
 
 // literal is a constant from a DEFAULT clause.
@@ -404,7 +405,10 @@ func (a *alterInfo) addColumn(def []token) {
 			depth--
 			continue
 		}
-		if depth != 0 || !t.Is("DEFAULT") || k+1 >= len(def) {
+		if depth == 0 && t.Is("AUTO_INCREMENT") || t.Is("SERIAL") && k == 1 {
+			op.autoInc = true
+		}
+		if depth != 0 || !t.Is("DEFAULT") || k+1 >= len(def) || op.def != nil || op.defExpr {
 			continue
 		}
 		v := def[k+1]
@@ -429,7 +433,6 @@ func (a *alterInfo) addColumn(def []token) {
 		default:
 			op.defExpr = true
 		}
-		break
 	}
 	a.ops = append(a.ops, op)
 }

@@ -190,6 +190,9 @@ func (c *counter) Commit(context.Context, change.TxEnd) error {
 		case change.Delete:
 			p.inc.Deletes++
 		}
+		if p.inc.lastTable == nil || p.inc.lastTable != p.table && !sameTable(p.inc.lastTable, p.table) {
+			p.inc.maps = append(p.inc.maps, seenMap{p.pos, p.table})
+		}
 		p.inc.lastTable, p.inc.lastPos = p.table, p.pos
 	}
 	c.pending = c.pending[:0]

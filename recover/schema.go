@@ -27,6 +27,7 @@ type Schema struct {
 	// in the binlogs.
 	Final    *tablemap.Table
 	finalPos change.Position
+	stages   []stage
 	// Warnings are things the user should know about the schema.
 	Warnings []string
 }
@@ -53,11 +54,22 @@ func (inc *Incarnation) lastTableMap() (*tablemap.Table, change.Position) {
 func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Schema, error) {
 	s := &Schema{}
 	last, lastPos := inc.lastTableMap()
+	stages, notes := h.stages(inc)
+	s.stages = stages
+	if fin := stages[len(stages)-1]; fin.t != nil {
+		last = fin.t
+		if !fin.fromMap {
+			lastPos = fin.alter.ev.Pos
+		}
+	} else if last != nil {
+		notes = append(notes, fmt.Sprintf("the schema after the last ALTER TABLE is unknown: the table is rebuilt as its last TABLE_MAP (at %s:%d) says", lastPos.File, lastPos.Offset))
+	}
 	if last != nil {
 		f := *last
 		f.DB, f.Name = db, name
 		s.Final, s.finalPos = &f, lastPos
 	}
+	s.Warnings = append(s.Warnings, notes...)
 	if inc.createSQL != "" && len(inc.alters) == 0 && !inc.alteredBefore {
 		sql, warn := rewriteCreate(inc.createSQL, inc.createName, db, name, s.Final, mariadb)
 		s.CreateSQL, s.FromBinlogStatement = sql, true
@@ -87,11 +99,8 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 	}
 	s.CreateSQL = sql
 	s.From = fmt.Sprintf("the TABLE_MAP of its last row change, at %s:%d", lastPos.File, lastPos.Offset)
-	for _, a := range inc.alters {
-		if before(lastPos, a.ev.Pos) {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("ALTER TABLE at %s:%d came after the last row change of the table: it is rebuilt as it was before that ALTER (%.120s)",
-				a.ev.Pos.File, a.ev.Pos.Offset, oneLine(a.ev.SQL)))
-		}
+	if fin := stages[len(stages)-1]; fin.t != nil && !fin.fromMap {
+		s.From = fmt.Sprintf("its last TABLE_MAP and the ALTER TABLE statements after it (the last at %s:%d)", lastPos.File, lastPos.Offset)
 	}
 	return s, nil
 }

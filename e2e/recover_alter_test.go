@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// Tests of 'binlogcdc recover' for tables whose ALTER TABLEs changed
+// column types, shrank columns, or changed the primary key while rows
+// existed: the recovered table (the SQL output loaded into a fresh server,
+// and --to) must hold what the server held just before the DROP, compared
+// as HEX of every column, the column definitions and CHECKSUM TABLE.
+
+type alterCase struct {
+	name  string
+	setup []string // run in database ra; "!stmt" must fail
+	// notes are texts recover's stderr must hold (values it says it
+	// cannot reproduce); none means it must report none.
+	notes []string
+	// toFails: --to must stop with this message (the SQL output holds
+	// what --to cannot store).
+	toFails string
+}
+
+var alterCases = []alterCase{
+	{name: "chain_double_decimal_int", setup: []string{
+		"CREATE TABLE chain_double_decimal_int (id INT PRIMARY KEY, c DOUBLE, d DOUBLE NOT NULL)",
+		"INSERT INTO chain_double_decimal_int VALUES (1, 4.5, 4.5), (2, 6.5, 6.5), (3, -2.5, -2.5), (4, 0.1, 0.1), (5, 1.23456789012345678, 2.675), (6, NULL, -0.0005)",
+		"ALTER TABLE chain_double_decimal_int MODIFY c DECIMAL(10,3), MODIFY d DECIMAL(10,2) NOT NULL",
+		"ALTER TABLE chain_double_decimal_int MODIFY c INT, MODIFY d INT NOT NULL",
+	}},
+	{name: "chain_rows_between", setup: []string{
+		"CREATE TABLE chain_rows_between (id INT PRIMARY KEY, c DOUBLE, v VARCHAR(20))",
+		"INSERT INTO chain_rows_between VALUES (1, 4.5, 'one'), (2, 6.5, 'two'), (3, 1e9, 'three')",
+		"ALTER TABLE chain_rows_between MODIFY c DECIMAL(20,3)",
+		"INSERT INTO chain_rows_between VALUES (4, 7.25, 'four')",
+		"UPDATE chain_rows_between SET v = 'ONE' WHERE id = 1",
+		"ALTER TABLE chain_rows_between MODIFY c VARCHAR(30), MODIFY v VARCHAR(20) CHARACTER SET latin1",
+		"UPDATE chain_rows_between SET v = 'Two' WHERE id = 2",
+		"ALTER TABLE chain_rows_between MODIFY c DOUBLE",
+		"INSERT INTO chain_rows_between VALUES (5, 0.5, 'five')",
+		"ALTER TABLE chain_rows_between MODIFY c INT",
+	}},
+	{name: "chain_permissive", setup: []string{
+		"SET SESSION sql_mode = ''",
+		"CREATE TABLE chain_permissive (id INT PRIMARY KEY, a DECIMAL(10,4), b DOUBLE, f FLOAT, s VARCHAR(20), n INT, u INT)",
+		"INSERT INTO chain_permissive VALUES (1, 1.23456, 123456789012345678, 3.14159, '4.5', 123456, -5), " +
+			"(2, -4.5, 2.5e-7, 0.1, 'abc', 5, 70000), (3, 999999.9999, 1e20, 1e20, '12abc', -7, 300), (4, 2.5, -0.1, -1.1, ' 7 ', NULL, NULL)",
+		"ALTER TABLE chain_permissive MODIFY a FLOAT, MODIFY b VARCHAR(30), MODIFY f VARCHAR(30), MODIFY s INT, MODIFY n VARCHAR(3), MODIFY u SMALLINT UNSIGNED",
+		"ALTER TABLE chain_permissive MODIFY a VARCHAR(20), MODIFY b DOUBLE, MODIFY f DECIMAL(12,5), MODIFY s DECIMAL(5,1), MODIFY n INT NOT NULL, MODIFY u TINYINT",
+		"ALTER TABLE chain_permissive MODIFY a DECIMAL(5,1)",
+		"SET SESSION sql_mode = DEFAULT",
+	}},
+	{name: "chain_temporal", setup: []string{
+		"CREATE TABLE chain_temporal (id INT PRIMARY KEY, dt DATETIME(6), t TIME(3), d DATE, ts TIMESTAMP(6) NULL)",
+		"INSERT INTO chain_temporal VALUES (1, '2024-01-01 12:00:00.999999', '12:34:56.789', '2024-02-29', '2024-01-01 00:00:00.999999'), " +
+			"(2, '2024-12-31 23:59:59.123456', '-838:59:59.999', '0000-00-00', NULL)",
+		"ALTER TABLE chain_temporal MODIFY dt DATETIME(3), MODIFY t TIME, MODIFY d DATETIME(2), MODIFY ts TIMESTAMP(2) NULL",
+		"INSERT INTO chain_temporal VALUES (3, '2000-01-01 00:00:00.5', '01:02:03', '2000-01-01 01:01:01.01', '2000-01-01 00:00:00.05')",
+		"ALTER TABLE chain_temporal MODIFY dt DATETIME, MODIFY d DATE",
+		"ALTER TABLE chain_temporal MODIFY dt VARCHAR(40)",
+	}},
+	{name: "chain_enum_set", setup: []string{
+		"CREATE TABLE chain_enum_set (id INT PRIMARY KEY, e ENUM('a','b','c'), s SET('x','y','z'), e2 ENUM('p','q'), e3 ENUM('k','l') CHARACTER SET latin1)",
+		"INSERT INTO chain_enum_set VALUES (1, 'a', 'x,z', 'p', 'k'), (2, 'b', 'y', 'q', 'l'), (3, 'c', '', NULL, NULL), (4, 'a', 'x,y,z', 'q', 'l')",
+		"ALTER TABLE chain_enum_set MODIFY e ENUM('c','b','a','d'), MODIFY s SET('z','y','x','w'), MODIFY e2 INT, MODIFY e3 VARCHAR(3)",
+		"INSERT INTO chain_enum_set VALUES (5, 'd', 'w', 2, 'L')",
+		"ALTER TABLE chain_enum_set MODIFY e VARCHAR(5), MODIFY s VARCHAR(10), MODIFY e2 ENUM('p','q','r'), MODIFY e3 ENUM('L','K')",
+		"ALTER TABLE chain_enum_set MODIFY e ENUM('a','b','c','d') NOT NULL",
+	}},
+	{name: "enum_error_value", toFails: "ENUM error value", setup: []string{
+		"SET SESSION sql_mode = ''",
+		"CREATE TABLE enum_error_value (id INT PRIMARY KEY, e ENUM('a','b','c'), s SET('x','y','z'))",
+		"INSERT INTO enum_error_value VALUES (1, 'a', 'x,z'), (2, 'b', 'y'), (3, 'c', ''), (4, '', 'x,y,z')",
+		"ALTER TABLE enum_error_value MODIFY e ENUM('c','b','a','d'), MODIFY s SET('z','x')",
+		"ALTER TABLE enum_error_value MODIFY e VARCHAR(5), MODIFY s VARCHAR(10)",
+		"ALTER TABLE enum_error_value MODIFY e ENUM('b','c') NOT NULL",
+		"SET SESSION sql_mode = DEFAULT",
+	}},
+	{name: "shrink_permissive", setup: []string{
+		"SET SESSION sql_mode = ''",
+		"CREATE TABLE shrink_permissive (id INT PRIMARY KEY, v VARCHAR(10), i INT, w VARCHAR(10), n INT NULL) DEFAULT CHARSET = utf8mb4",
+		"INSERT INTO shrink_permissive VALUES (1, 'abcdefghij', 1000, 'héllo', NULL), (2, 'ab', -1000, '世界', 5), (3, 'héllo wörld', 100, 'a🎉b', NULL)",
+		"ALTER TABLE shrink_permissive MODIFY v VARCHAR(3), MODIFY i TINYINT, MODIFY n INT NOT NULL",
+		"ALTER TABLE shrink_permissive CONVERT TO CHARACTER SET latin1",
+		"SET SESSION sql_mode = DEFAULT",
+	}},
+	{name: "shrink_strict", setup: []string{
+		"CREATE TABLE shrink_strict (id INT PRIMARY KEY, v VARCHAR(10), i INT, w VARCHAR(10)) DEFAULT CHARSET = utf8mb4",
+		"INSERT INTO shrink_strict VALUES (1, 'abcdefghij', 1000, 'héllo'), (2, 'ab', 5, '世界')",
+		"!ALTER TABLE shrink_strict MODIFY v VARCHAR(3)",
+		"!ALTER TABLE shrink_strict MODIFY i TINYINT",
+		"!ALTER TABLE shrink_strict CONVERT TO CHARACTER SET latin1",
+		"ALTER TABLE shrink_strict MODIFY i SMALLINT",
+		"ALTER IGNORE TABLE shrink_strict MODIFY v VARCHAR(4)",
+		"UPDATE shrink_strict SET w = 'x' WHERE id = 1",
+	}},
+	{name: "pk_dropped", setup: []string{
+		"CREATE TABLE pk_dropped (id INT PRIMARY KEY, v VARCHAR(10))",
+		"INSERT INTO pk_dropped VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+		"ALTER TABLE pk_dropped DROP PRIMARY KEY, ADD COLUMN k INT NOT NULL DEFAULT 0",
+		"INSERT INTO pk_dropped VALUES (1, 'a', 0), (4, 'd', 4)",
+		"UPDATE pk_dropped SET v = 'B' WHERE id = 2",
+		"UPDATE pk_dropped SET k = 9 WHERE id = 1 LIMIT 1",
+		"DELETE FROM pk_dropped WHERE id = 3",
+	}},
+	{name: "pk_added", setup: []string{
+		"CREATE TABLE pk_added (a INT NOT NULL, b VARCHAR(10), c DECIMAL(6,2))",
+		"INSERT INTO pk_added VALUES (1, 'x', 1.5), (2, 'y', 2.5), (3, 'z', NULL)",
+		"UPDATE pk_added SET b = 'Y' WHERE a = 2",
+		"ALTER TABLE pk_added ADD PRIMARY KEY (a), ADD COLUMN d DECIMAL(5,2) NOT NULL DEFAULT 1.5, ADD COLUMN e ENUM('x','y') NOT NULL DEFAULT 'y', " +
+			"ADD COLUMN f FLOAT DEFAULT 0.1, ADD COLUMN g DATETIME(2) DEFAULT '2024-01-01 10:00:00.129', ADD COLUMN h VARCHAR(5) CHARACTER SET latin1 DEFAULT 'é'",
+		"UPDATE pk_added SET c = 9 WHERE a = 1",
+		"DELETE FROM pk_added WHERE a = 3",
+		"INSERT INTO pk_added (a, b) VALUES (4, 'w')",
+	}},
+	{name: "pk_changed", setup: []string{
+		"CREATE TABLE pk_changed (id INT NOT NULL, code VARCHAR(5) NOT NULL, v INT, PRIMARY KEY (id))",
+		"INSERT INTO pk_changed VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)",
+		"UPDATE pk_changed SET code = 'bb' WHERE id = 2",
+		"ALTER TABLE pk_changed DROP PRIMARY KEY, ADD PRIMARY KEY (code, v)",
+		"UPDATE pk_changed SET id = 10 WHERE code = 'a'",
+		"UPDATE pk_changed SET v = 30 WHERE code = 'c'",
+		"DELETE FROM pk_changed WHERE code = 'bb'",
+	}},
+}
+
+// raSnapshot is what the server holds of ra.table: its column
+// definitions, every row as HEX of every column (invisible ones too) in
+// a fixed order, and CHECKSUM TABLE.
+func raSnapshot(t *testing.T, srv *testserver.Server, table string) (cols, rows, sum []string) {
+	t.Helper()
+	cols = recSnapshot(t, srv, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLLATION_NAME, EXTRA FROM information_schema.COLUMNS "+
+		"WHERE TABLE_SCHEMA = 'ra' AND TABLE_NAME = '"+table+"' ORDER BY ORDINAL_POSITION")
+	var hex []string
+	for _, c := range cols {
+		name := strings.Trim(strings.SplitN(c, " | ", 2)[0], `"`)
+		hex = append(hex, "HEX(`"+name+"`)")
+	}
+	list := strings.Join(hex, ", ")
+	rows = recSnapshot(t, srv, "SELECT "+list+" FROM ra.`"+table+"` ORDER BY "+list)
+	sum = recSnapshot(t, srv, "CHECKSUM TABLE ra.`"+table+"`")
+	return cols, rows, sum
+}
+
+func TestRecoverAlters(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE ra")
+	type want struct{ cols, rows, sum []string }
+	wants := map[string]want{}
+	conn := src.Conn(t)
+	for _, c := range alterCases {
+		if _, err := conn.Execute("USE ra"); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range c.setup {
+			mustFail := strings.HasPrefix(q, "!")
+			_, err := conn.Execute(strings.TrimPrefix(q, "!"))
+			if mustFail != (err != nil) {
+				t.Fatalf("%s: %s: error %v", c.name, q, err)
+			}
+		}
+		cols, rows, sum := raSnapshot(t, src, c.name)
+		wants[c.name] = want{cols, rows, sum}
+		if _, err := conn.Execute("DROP TABLE ra." + c.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An ALTER that strict mode refused is not in the binlogs.
+	for _, f := range src.BinlogFiles(t) {
+		for _, r := range src.QueryStrings(t, "SHOW BINLOG EVENTS IN '"+f[strings.LastIndex(f, "/")+1:]+"'") {
+			if info := r[len(r)-1]; info != nil && strings.Contains(*info, "shrink_strict MODIFY v VARCHAR(3)") {
+				t.Errorf("the refused ALTER is in the binlog: %s", *info)
+			}
+		}
+	}
+	for _, c := range alterCases {
+		t.Run(c.name, func(t *testing.T) {
+			w := wants[c.name]
+			check := func(how, errs string) {
+				t.Helper()
+				cols, rows, sum := raSnapshot(t, dst, c.name)
+				recSameRows(t, how+" columns", cols, w.cols)
+				recSameRows(t, how+" rows", rows, w.rows)
+				if strings.Join(cols, "\n") == strings.Join(w.cols, "\n") {
+					recSameRows(t, how+" CHECKSUM TABLE", sum, w.sum)
+				}
+				for _, n := range c.notes {
+					if !strings.Contains(errs, n) {
+						t.Errorf("%s: stderr lacks %q:\n%s", how, n, errs)
+					}
+				}
+				if len(c.notes) == 0 && strings.Contains(errs, "approximation") {
+					t.Errorf("%s: recover reports approximations:\n%s", how, errs)
+				}
+			}
+			out, errs := recoverCLI(t, 0, "--table", "ra."+c.name, src.BinlogIndex())
+			dst.Exec(t, "DROP DATABASE IF EXISTS ra")
+			recLoadSQL(t, dst, out)
+			check("SQL output", errs)
+			if t.Failed() {
+				t.Logf("stderr:\n%s\nSQL:\n%s", errs, clip(string(out)))
+			}
+			dst.Exec(t, "DROP DATABASE IF EXISTS ra")
+			if c.toFails != "" {
+				_, errs = recoverCLI(t, 1, "--table", "ra."+c.name, "--to", dst.DSN(), src.BinlogIndex())
+				if !strings.Contains(errs, c.toFails) {
+					t.Errorf("--to: stderr lacks %q:\n%s", c.toFails, errs)
+				}
+				return
+			}
+			_, errs = recoverCLI(t, 0, "--table", "ra."+c.name, "--to", dst.DSN(), src.BinlogIndex())
+			check("--to", errs)
+		})
+	}
+	_ = fmt.Sprint
+}

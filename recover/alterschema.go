@@ -1,0 +1,454 @@
+package recovery
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// This file derives the table an ALTER TABLE statement leaves from the
+// table before it (a TABLE_MAP, or an earlier derivation), as far as the
+// columns and the primary key go: what a TABLE_MAP after it would say.
+// A clause it does not understand makes the derivation fail, with the
+// reason: then the schema after that ALTER is unknown.
+
+// shape is a derived table: the columns and primary key, the table's
+// default collation (0: unknown), and the type names a TABLE_MAP cannot
+// give (lower-cased column name → UUID, INET4, INET6).
+type shape struct {
+	t         *tablemap.Table
+	defColl   uint32
+	typeNames map[string]string
+	// guessed says defColl is a guess (the server's default), and notes
+	// list the columns that took it.
+	guessed bool
+	notes   []string
+}
+
+func (s *shape) clone() *shape {
+	t := *s.t
+	t.Columns = slices.Clone(s.t.Columns)
+	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, guessed: s.guessed}
+	for k, v := range s.typeNames {
+		n.typeNames[k] = v
+	}
+	return n
+}
+
+// fromTableMap starts a shape from a TABLE_MAP. Its default collation is
+// guessed from its text columns when they all share one.
+func fromTableMap(t *tablemap.Table) *shape {
+	s := &shape{t: t, typeNames: map[string]string{}}
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if c.Collation == 0 || c.Collation == 63 {
+			continue
+		}
+		if s.defColl == 0 {
+			s.defColl = c.Collation
+		} else if s.defColl != c.Collation {
+			s.defColl = 0
+			break
+		}
+	}
+	return s
+}
+
+func (s *shape) index(name string) int {
+	for i := range s.t.Columns {
+		if strings.EqualFold(s.t.Columns[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pkNames returns the primary key's column names.
+func (s *shape) pkNames() []string {
+	var out []string
+	for _, i := range s.t.PrimaryKey {
+		out = append(out, s.t.Columns[i].Name)
+	}
+	return out
+}
+
+// setPK sets the primary key from column names (with prefixes).
+func (s *shape) setPK(names []string, prefix []int) {
+	s.t.PrimaryKey, s.t.PrimaryKeyPrefix, s.t.PKNames = nil, nil, nil
+	for k, n := range names {
+		i := s.index(n)
+		if i < 0 {
+			continue
+		}
+		s.t.PrimaryKey = append(s.t.PrimaryKey, i)
+		p := 0
+		if k < len(prefix) {
+			p = prefix[k]
+		}
+		s.t.PrimaryKeyPrefix = append(s.t.PrimaryKeyPrefix, p)
+		s.t.PKNames = append(s.t.PKNames, s.t.Columns[i].Name)
+		s.t.Columns[i].Nullable = false
+	}
+}
+
+// applyAlter returns the shape after the ALTER TABLE statement sql.
+func (s *shape) applyAlter(sql string, mariadb bool) (*shape, error) {
+	p := &parser{sqllex.Parser{Toks: lex(sql)}}
+	p.Accept("ALTER")
+	p.Accept("ONLINE")
+	p.Accept("IGNORE")
+	if !p.Accept("TABLE") {
+		return nil, fmt.Errorf("not ALTER TABLE")
+	}
+	p.Accept("IF", "EXISTS")
+	if _, ok := p.Name(); !ok {
+		return nil, fmt.Errorf("no table name")
+	}
+	p.SkipWait()
+	n := s.clone()
+	pk := n.pkNames()
+	var prefix []int
+	prefix = append(prefix, n.t.PrimaryKeyPrefix...)
+	for _, clause := range splitTop(p.Toks[p.I:]) {
+		if len(clause) > 0 && clause[len(clause)-1].IsPunct(';') {
+			clause = clause[:len(clause)-1]
+		}
+		if len(clause) == 0 {
+			continue
+		}
+		var err error
+		pk, prefix, err = n.clause(sql, clause, pk, prefix, mariadb)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %.60q)", err, sql[clause[0].Start:clause[len(clause)-1].End])
+		}
+	}
+	n.setPK(pk, prefix)
+	return n, nil
+}
+
+// tableOptions are clauses that change neither the columns nor the key.
+var tableOptions = map[string]bool{
+	"ENGINE": true, "ROW_FORMAT": true, "COMMENT": true, "AUTO_INCREMENT": true, "ALGORITHM": true, "LOCK": true,
+	"FORCE": true, "KEY_BLOCK_SIZE": true, "STATS_AUTO_RECALC": true, "STATS_PERSISTENT": true, "STATS_SAMPLE_PAGES": true,
+	"PACK_KEYS": true, "CHECKSUM": true, "PAGE_CHECKSUM": true, "DELAY_KEY_WRITE": true, "MAX_ROWS": true, "MIN_ROWS": true,
+	"AVG_ROW_LENGTH": true, "ENCRYPTED": true, "ENCRYPTION_KEY_ID": true, "PAGE_COMPRESSED": true,
+	"PAGE_COMPRESSION_LEVEL": true, "TRANSACTIONAL": true, "UNION": true, "INSERT_METHOD": true, "DATA": true,
+	"ORDER": true, "ENABLE": true, "DISABLE": true, "PARTITION": true, "REMOVE": true, "COALESCE": true,
+	"REORGANIZE": true, "ANALYZE": true, "CHECK": true, "OPTIMIZE": true, "REBUILD": true, "REPAIR": true,
+	"TRUNCATE": true, "EXCHANGE": true, "DISCARD": true, "IMPORT": true, "WITH": true, "WITHOUT": true,
+	"TABLESPACE": true, "STORAGE": true, "SECONDARY_ENGINE": true, "STATS_AUTO_UPDATE": true, "PARTITIONS": true,
+	"IETF_QUOTES": true, "SEQUENCE": true, "INDEX": false,
+}
+
+func isIndexWord(t token) bool {
+	for _, kw := range []string{"INDEX", "KEY", "UNIQUE", "FULLTEXT", "SPATIAL", "FOREIGN", "CHECK", "PERIOD", "SYSTEM", "PARTITION", "VECTOR"} {
+		if t.Is(kw) {
+			return true
+		}
+	}
+	return false
+}
+
+// clause applies one clause; pk is the primary key's column names.
+func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb bool) ([]string, []int, error) {
+	p := &parser{sqllex.Parser{Toks: c}}
+	first := strings.ToUpper(c[0].Text)
+	if c[0].Kind == tWord && tableOptions[first] {
+		return pk, prefix, nil
+	}
+	switch {
+	case p.Accept("ADD"):
+		p.Accept("CONSTRAINT")
+		if p.Peek(0).Ident() && p.Peek(1).Is("PRIMARY") && c[1].Is("CONSTRAINT") {
+			p.I++ // the constraint's name
+		}
+		if p.Accept("PRIMARY", "KEY") {
+			names, pre, err := keyParts(p)
+			return names, pre, err
+		}
+		if isIndexWord(p.Peek(0)) || p.Peek(0).Ident() && c[1].Is("CONSTRAINT") {
+			return pk, prefix, nil
+		}
+		p.Accept("COLUMN")
+		ifNot := p.Accept("IF", "NOT", "EXISTS")
+		if p.Peek(0).IsPunct('(') {
+			inner := c[p.I+1 : skipGroupAt(c, p.I)-1]
+			for _, def := range splitTop(inner) {
+				var err error
+				if pk, err = n.addColumn(sql, def, ifNot, pk, mariadb); err != nil {
+					return nil, nil, err
+				}
+			}
+			return pk, prefix, nil
+		}
+		pk, err := n.addColumn(sql, c[p.I:], ifNot, pk, mariadb)
+		return pk, prefix, err
+	case p.Accept("MODIFY"), p.Accept("CHANGE"):
+		change := c[0].Is("CHANGE")
+		p.Accept("COLUMN")
+		ifExists := p.Accept("IF", "EXISTS")
+		old := p.Peek(0)
+		if change {
+			p.I++
+		}
+		def, pos := placement(c[p.I:])
+		i := n.index(old.Text)
+		if i < 0 {
+			if ifExists {
+				return pk, prefix, nil
+			}
+			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(old.Text))
+		}
+		d, err := n.parseColDef(sql, def, mariadb)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k := range pk {
+			if strings.EqualFold(pk[k], old.Text) {
+				pk[k] = d.col.Name
+			}
+		}
+		delete(n.typeNames, strings.ToLower(old.Text))
+		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
+		at, err := n.at(pos, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n.insert(d, at, pk, prefix)
+	case p.Accept("DROP"):
+		if p.Accept("PRIMARY", "KEY") {
+			return nil, nil, nil
+		}
+		if isIndexWord(p.Peek(0)) || p.Peek(0).Is("CONSTRAINT") {
+			return pk, prefix, nil
+		}
+		p.Accept("COLUMN")
+		ifExists := p.Accept("IF", "EXISTS")
+		name := p.Peek(0)
+		i := n.index(name.Text)
+		if i < 0 {
+			if ifExists {
+				return pk, prefix, nil
+			}
+			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(name.Text))
+		}
+		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
+		delete(n.typeNames, strings.ToLower(name.Text))
+		for k := 0; k < len(pk); k++ {
+			if strings.EqualFold(pk[k], name.Text) {
+				pk = slices.Delete(slices.Clone(pk), k, k+1)
+				if k < len(prefix) {
+					prefix = slices.Delete(slices.Clone(prefix), k, k+1)
+				}
+				k--
+			}
+		}
+		return pk, prefix, nil
+	case p.Accept("RENAME"):
+		if p.Accept("COLUMN") {
+			from, to := p.Peek(0), p.Peek(2)
+			i := n.index(from.Text)
+			if i < 0 || !p.Peek(1).Is("TO") {
+				return nil, nil, fmt.Errorf("RENAME COLUMN not understood")
+			}
+			n.t.Columns[i].Name = to.Text
+			if tn, ok := n.typeNames[strings.ToLower(from.Text)]; ok {
+				delete(n.typeNames, strings.ToLower(from.Text))
+				n.typeNames[strings.ToLower(to.Text)] = tn
+			}
+			for k := range pk {
+				if strings.EqualFold(pk[k], from.Text) {
+					pk[k] = to.Text
+				}
+			}
+		}
+		return pk, prefix, nil // RENAME INDEX/KEY, RENAME TO table
+	case p.Accept("ALTER"):
+		if p.Accept("INDEX") || p.Accept("KEY") || p.Accept("CHECK") || p.Accept("CONSTRAINT") {
+			return pk, prefix, nil
+		}
+		p.Accept("COLUMN")
+		p.Accept("IF", "EXISTS")
+		i := n.index(p.Peek(0).Text)
+		if i < 0 {
+			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(p.Peek(0).Text))
+		}
+		p.I++
+		switch {
+		case p.Accept("SET", "INVISIBLE"):
+			n.t.Columns[i].Visible = false
+		case p.Accept("SET", "VISIBLE"):
+			n.t.Columns[i].Visible = true
+		}
+		return pk, prefix, nil // SET DEFAULT, DROP DEFAULT
+	case p.Accept("CONVERT", "TO"):
+		p.Accept("CHARACTER", "SET")
+		p.Accept("CHARSET")
+		cs := p.Peek(0).Text
+		coll := ""
+		if p.Peek(1).Is("COLLATE") {
+			coll = p.Peek(2).Text
+		}
+		id := collationOf(cs, coll, mariadb)
+		if id == 0 {
+			return nil, nil, fmt.Errorf("unknown character set %q", cs)
+		}
+		n.convertTo(id, mariadb)
+		return pk, prefix, nil
+	case c[0].Is("DEFAULT") || c[0].Is("CHARACTER") || c[0].Is("CHARSET") || c[0].Is("COLLATE"):
+		cs, coll := "", ""
+		for k := 0; k+1 < len(c); k++ {
+			switch {
+			case c[k].Is("CHARSET") || (c[k].Is("SET") && k > 0 && c[k-1].Is("CHARACTER")):
+				cs = c[k+1].Text
+				if c[k+1].IsPunct('=') && k+2 < len(c) {
+					cs = c[k+2].Text
+				}
+			case c[k].Is("COLLATE"):
+				coll = c[k+1].Text
+				if c[k+1].IsPunct('=') && k+2 < len(c) {
+					coll = c[k+2].Text
+				}
+			}
+		}
+		if id := collationOf(cs, coll, mariadb); id != 0 {
+			n.defColl, n.guessed = id, false
+		}
+		return pk, prefix, nil
+	}
+	return nil, nil, fmt.Errorf("clause %s not understood", first)
+}
+
+// addColumn applies ADD COLUMN def [FIRST|AFTER x].
+func (n *shape) addColumn(sql string, c []token, ifNotExists bool, pk []string, mariadb bool) ([]string, error) {
+	def, pos := placement(c)
+	if len(def) > 0 && n.index(def[0].Text) >= 0 {
+		if ifNotExists {
+			return pk, nil
+		}
+		return nil, fmt.Errorf("column %s exists", tablemap.QuoteIdent(def[0].Text))
+	}
+	d, err := n.parseColDef(sql, def, mariadb)
+	if err != nil {
+		return nil, err
+	}
+	at, err := n.at(pos, len(n.t.Columns))
+	if err != nil {
+		return nil, err
+	}
+	pk, _, err = n.insert(d, at, pk, nil)
+	return pk, err
+}
+
+// insert puts a parsed column at index at.
+func (n *shape) insert(d *colDef, at int, pk []string, prefix []int) ([]string, []int, error) {
+	at = min(max(at, 0), len(n.t.Columns))
+	n.t.Columns = slices.Insert(n.t.Columns, at, d.col)
+	if d.typeName != "" {
+		n.typeNames[strings.ToLower(d.col.Name)] = d.typeName
+	}
+	if d.pk {
+		pk, prefix = []string{d.col.Name}, nil
+	}
+	return pk, prefix, nil
+}
+
+// placement splits a trailing FIRST / AFTER col off a definition.
+type place struct {
+	first bool
+	after string
+}
+
+func placement(def []token) ([]token, place) {
+	k := len(def)
+	switch {
+	case k >= 2 && def[k-1].Is("FIRST"):
+		return def[:k-1], place{first: true}
+	case k >= 3 && def[k-2].Is("AFTER") && def[k-1].Ident():
+		return def[:k-2], place{after: def[k-1].Text}
+	}
+	return def, place{}
+}
+
+// at returns where pl puts a column (dflt when it says nothing).
+func (n *shape) at(pl place, dflt int) (int, error) {
+	switch {
+	case pl.first:
+		return 0, nil
+	case pl.after != "":
+		i := n.index(pl.after)
+		if i < 0 {
+			return 0, fmt.Errorf("AFTER %s: no such column", tablemap.QuoteIdent(pl.after))
+		}
+		return i + 1, nil
+	}
+	return dflt, nil
+}
+
+// convertTo applies CONVERT TO CHARACTER SET: every text column takes
+// the collation, CHAR/VARCHAR keep their length in characters.
+func (n *shape) convertTo(id uint32, mariadb bool) {
+	to, _ := charset.LookupFlavor(id, mariadb)
+	for i := range n.t.Columns {
+		c := &n.t.Columns[i]
+		if c.Collation == 0 || c.Collation == 63 || c.Type == mysql.MYSQL_TYPE_JSON {
+			continue
+		}
+		from, _ := charset.LookupFlavor(c.Collation, mariadb)
+		switch c.Type {
+		case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+			if from.MaxLen > 0 {
+				c.Length = c.Length / from.MaxLen * to.MaxLen
+			}
+		}
+		c.Collation = id
+	}
+	n.defColl, n.guessed = id, false
+}
+
+// parseColDef reads a column definition with the table's default
+// collation, noting where that default is a guess.
+func (n *shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, error) {
+	d, err := parseColDef(sql, def, n.defColl, mariadb)
+	if err == nil && n.guessed && !d.charsetGiven && d.col.Collation != 0 && d.col.Collation != 63 {
+		name := "?"
+		if c, ok := charset.LookupFlavor(n.defColl, mariadb); ok {
+			name = c.Name
+		}
+		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the server's default when the ALTER ran)",
+			tablemap.QuoteIdent(d.col.Name), name))
+	}
+	return d, err
+}
+
+// keyParts reads "[name] [USING x] (col[(n)] [ASC|DESC], …)".
+func keyParts(p *parser) ([]string, []int, error) {
+	for !p.Done() && !p.Peek(0).IsPunct('(') {
+		p.I++
+	}
+	if p.Done() {
+		return nil, nil, fmt.Errorf("PRIMARY KEY without columns")
+	}
+	end := skipGroupAt(p.Toks, p.I)
+	var names []string
+	var prefix []int
+	for _, part := range splitTop(p.Toks[p.I+1 : end-1]) {
+		if len(part) == 0 || !part[0].Ident() {
+			return nil, nil, fmt.Errorf("PRIMARY KEY part not understood")
+		}
+		names = append(names, part[0].Text)
+		pre := 0
+		if len(part) >= 3 && part[1].IsPunct('(') {
+			pre, _ = strconv.Atoi(part[2].Text)
+		}
+		prefix = append(prefix, pre)
+	}
+	return names, prefix, nil
+}

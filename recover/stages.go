@@ -1,0 +1,242 @@
+package recovery
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// An incarnation's schema changes at each ALTER TABLE. Its stages are the
+// schemas between them: stage 0 before the first ALTER, stage k after the
+// k-th. Each is known from the first TABLE_MAP of a row change in it
+// (event-time metadata), or else derived from the DDL text: the CREATE
+// TABLE statement for stage 0, the ALTER statement applied to the stage
+// before it for the others. Rows written in stage i are carried through
+// every later stage, converted at each ALTER as the server converted the
+// stored rows (valconv.go).
+
+type seenMap struct {
+	pos change.Position
+	t   *tablemap.Table
+}
+
+// sameTable reports whether two TABLE_MAPs describe the same columns and
+// primary key.
+func sameTable(a, b *tablemap.Table) bool {
+	return sameColumns(a, b) && slices.Equal(a.PrimaryKey, b.PrimaryKey) && slices.Equal(a.PrimaryKeyPrefix, b.PrimaryKeyPrefix)
+}
+
+type stage struct {
+	t     *tablemap.Table // nil: unknown
+	shape *shape          // the derivation (nil: none)
+	alter *alterEvent     // the ALTER that began it (nil for stage 0)
+	// fromMap: t is a TABLE_MAP, not a derivation.
+	fromMap bool
+}
+
+// stages returns inc's stages, and notes on derivations that failed or
+// disagreed with a TABLE_MAP.
+func (h *History) stages(inc *Incarnation) ([]stage, []string) {
+	var notes []string
+	maps := inc.maps
+	if len(maps) == 0 {
+		if t, pos := inc.lastTableMap(); t != nil {
+			maps = []seenMap{{pos, t}}
+		}
+	}
+	// mapIn returns the first TABLE_MAP in (from, to); to zero: no bound.
+	mapIn := func(from, to change.Position) *tablemap.Table {
+		for _, m := range maps {
+			if before(from, m.pos) && (to.File == "" || before(m.pos, to)) {
+				return m.t
+			}
+		}
+		return nil
+	}
+	out := make([]stage, len(inc.alters)+1)
+	var firstAlter change.Position
+	if len(inc.alters) > 0 {
+		firstAlter = inc.alters[0].ev.Pos
+	}
+	s0 := &out[0]
+	if inc.createSQL != "" && !inc.alteredBefore {
+		sh, err := shapeFromCreate(inc.createSQL, maps, h.MariaDB)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("binlogcdc did not read the CREATE TABLE statement: %v", err))
+		} else {
+			s0.shape = sh
+		}
+	}
+	if m := mapIn(change.Position{}, firstAlter); m != nil {
+		s0.t, s0.fromMap = m, true
+		if s0.shape != nil && !agrees(s0.shape.t, m) {
+			notes = append(notes, "binlogcdc's reading of the CREATE TABLE statement differs from the TABLE_MAP: the TABLE_MAP is used")
+			s0.shape = nil
+		}
+		if s0.shape != nil {
+			s0.t = withVisibility(m, s0.shape.t)
+			s0.shape.t = s0.t
+		} else {
+			s0.shape = fromTableMap(m)
+		}
+	} else if s0.shape != nil {
+		s0.t = s0.shape.t
+	}
+	for k := range inc.alters {
+		a := &inc.alters[k]
+		st := &out[k+1]
+		st.alter = a
+		var next change.Position
+		if k+1 < len(inc.alters) {
+			next = inc.alters[k+1].ev.Pos
+		}
+		prev := &out[k]
+		if prev.shape != nil {
+			base := prev.shape
+			if base.defColl == 0 {
+				base = base.clone()
+				base.defColl, base.guessed = a.ev.CollDatabase, true
+				if base.defColl == 0 {
+					base.defColl = a.ev.CollServer
+				}
+			}
+			sh, err := base.applyAlter(a.ev.SQL, h.MariaDB)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("the schema after the ALTER TABLE at %s:%d was not derived from its text: %v", a.ev.Pos.File, a.ev.Pos.Offset, err))
+			} else {
+				st.shape = sh
+				notes = append(notes, sh.notes...)
+				sh.notes = nil
+			}
+		}
+		if m := mapIn(a.ev.Pos, next); m != nil {
+			st.t, st.fromMap = m, true
+			if st.shape != nil && !agrees(st.shape.t, m) {
+				notes = append(notes, fmt.Sprintf("binlogcdc's reading of the ALTER TABLE at %s:%d differs from the TABLE_MAP after it: the TABLE_MAP is used", a.ev.Pos.File, a.ev.Pos.Offset))
+				st.shape = nil
+			}
+			if st.shape != nil {
+				st.t = withVisibility(m, st.shape.t)
+				st.shape.t = st.t
+			} else {
+				st.shape = fromTableMap(m)
+			}
+		} else if st.shape != nil {
+			st.t = st.shape.t
+		}
+	}
+	return out, notes
+}
+
+// agrees reports whether a derived table matches a TABLE_MAP: the same
+// columns, types and primary key (visibility aside: MariaDB does not log
+// it).
+func agrees(d, m *tablemap.Table) bool {
+	if len(d.Columns) != len(m.Columns) || !slices.Equal(d.PrimaryKey, m.PrimaryKey) {
+		return false
+	}
+	for i := range d.Columns {
+		x, y := d.Columns[i], m.Columns[i]
+		x.Visible, y.Visible = true, true
+		if !strings.EqualFold(x.Name, y.Name) || !sameType(&x, &y) || x.Nullable != y.Nullable {
+			return false
+		}
+	}
+	return true
+}
+
+// shapeFromCreate reads the columns and primary key of a CREATE TABLE
+// statement. Text columns that name no character set take the table's
+// DEFAULT CHARSET, or else the one the TABLE_MAPs show for them.
+func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
+	toks := lex(sql)
+	p := &parser{sqllex.Parser{Toks: toks}}
+	p.Accept("CREATE")
+	p.Accept("OR", "REPLACE")
+	if !p.Accept("TABLE") {
+		return nil, fmt.Errorf("not CREATE TABLE")
+	}
+	p.Accept("IF", "NOT", "EXISTS")
+	if _, ok := p.Name(); !ok || !p.Peek(0).IsPunct('(') {
+		return nil, fmt.Errorf("no column list")
+	}
+	open := p.I
+	p.SkipGroup()
+	body := toks[open+1 : max(open+1, p.I-1)]
+	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}}
+	cs, coll := "", ""
+	for k := p.I; k+1 < len(toks); k++ {
+		t := toks[k]
+		v := toks[k+1]
+		if v.IsPunct('=') && k+2 < len(toks) {
+			v = toks[k+2]
+		}
+		switch {
+		case t.Is("CHARSET") || t.Is("SET") && k > 0 && toks[k-1].Is("CHARACTER"):
+			cs = v.Text
+		case t.Is("COLLATE"):
+			coll = v.Text
+		}
+	}
+	if cs != "" || coll != "" {
+		sh.defColl = collationOf(cs, coll, mariadb)
+	}
+	if sh.defColl == 0 && len(maps) > 0 {
+		if c, err := defaultCollation(sql, maps[0].t); err == nil {
+			sh.defColl = c
+		}
+	}
+	var pk []string
+	var prefix []int
+	for _, def := range splitTop(body) {
+		if len(def) == 0 {
+			continue
+		}
+		dp := &parser{sqllex.Parser{Toks: def}}
+		if def[0].Kind == tWord && isConstraintWord(def[0].Text) {
+			if dp.Accept("CONSTRAINT") && dp.Peek(0).Ident() && !dp.Peek(0).Is("PRIMARY") {
+				dp.I++
+			}
+			if dp.Accept("PRIMARY", "KEY") {
+				var err error
+				if pk, prefix, err = keyParts(dp); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		d, err := parseColDef(sql, def, sh.defColl, mariadb)
+		if err != nil {
+			return nil, err
+		}
+		if pk, prefix, err = sh.insert(d, len(sh.t.Columns), pk, prefix); err != nil {
+			return nil, err
+		}
+	}
+	sh.setPK(pk, prefix)
+	return sh, nil
+}
+
+// withVisibility returns the TABLE_MAP m with the columns' visibility of
+// the derived table d (MariaDB does not log it), m itself when they agree.
+func withVisibility(m, d *tablemap.Table) *tablemap.Table {
+	same := true
+	for i := range m.Columns {
+		if m.Columns[i].Visible != d.Columns[i].Visible {
+			same = false
+		}
+	}
+	if same {
+		return m
+	}
+	t := *m
+	t.Columns = slices.Clone(m.Columns)
+	for i := range t.Columns {
+		t.Columns[i].Visible = d.Columns[i].Visible
+	}
+	return &t
+}

@@ -1,0 +1,685 @@
+package recovery
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/shopspring/decimal"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// This file converts a stored value from a column's type before an ALTER
+// TABLE to its type after it, the way MariaDB's ALTER TABLE copies rows
+// (checked against the server in e2e/recover_alter_test.go): numbers
+// round (DECIMAL half away from zero, DOUBLE to even) and clip to the new
+// range, text is cut to the new length and converted to the new
+// character set ('?' for what it cannot hold), fractional seconds are
+// cut, ENUM and SET members are matched by label. What it cannot
+// reproduce exactly it says (ok false); the caller reports it.
+
+// sqlModeTimeRoundFractional is MariaDB's TIME_ROUND_FRACTIONAL bit.
+const sqlModeTimeRoundFractional = 1 << 34
+
+type category uint8
+
+const (
+	catOther category = iota
+	catInt
+	catFloat
+	catDouble
+	catDecimal
+	catYear
+	catDate
+	catDatetime
+	catTimestamp
+	catTime
+	catText
+	catBinary
+	catEnum
+	catSet
+)
+
+func categoryOf(c *tablemap.Column) category {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
+		return catInt
+	case mysql.MYSQL_TYPE_FLOAT:
+		return catFloat
+	case mysql.MYSQL_TYPE_DOUBLE:
+		return catDouble
+	case mysql.MYSQL_TYPE_NEWDECIMAL:
+		return catDecimal
+	case mysql.MYSQL_TYPE_YEAR:
+		return catYear
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return catDate
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
+		return catDatetime
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return catTimestamp
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return catTime
+	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_BLOB:
+		if c.IsBinary() {
+			return catBinary
+		}
+		return catText
+	case mysql.MYSQL_TYPE_ENUM:
+		return catEnum
+	case mysql.MYSQL_TYPE_SET:
+		return catSet
+	}
+	return catOther
+}
+
+// sameType reports whether a value of from needs no conversion to to.
+func sameType(a, b *tablemap.Column) bool {
+	return a.Type == b.Type && a.Length == b.Length && a.Unsigned == b.Unsigned && a.Collation == b.Collation &&
+		a.Precision == b.Precision && a.Scale == b.Scale && a.FSP == b.FSP && a.Bits == b.Bits &&
+		a.GeometryType == b.GeometryType && slices2Equal(a.EnumValues, b.EnumValues) && slices2Equal(a.SetValues, b.SetValues)
+}
+
+func slices2Equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// convertValue returns v (a value of column from) as column to holds it
+// after ALTER TABLE under sql_mode mode; ok is false when the result is
+// not known to be what the server stored.
+func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (change.Value, bool) {
+	if v.IsAbsent() {
+		return v, true
+	}
+	if v.IsNull() {
+		if to.Nullable {
+			return v, true
+		}
+		return implicitDefault(to), true
+	}
+	if sameType(from, to) {
+		return v, true
+	}
+	fc, tc := categoryOf(from), categoryOf(to)
+	switch tc {
+	case catInt:
+		return toInt(v, fc, to)
+	case catDecimal:
+		d, ok := decimalOf(v, fc)
+		if !ok {
+			return implicitDefault(to), false
+		}
+		return decimalValue(d, to), true
+	case catDouble, catFloat:
+		f, ok := floatOf(v, fc)
+		if tc == catFloat {
+			if math.Abs(f) > math.MaxFloat32 {
+				f = math.Copysign(math.MaxFloat32, f)
+			}
+			return change.Float32Value(float32(f)), ok
+		}
+		return change.Float64Value(f), ok
+	case catText:
+		s, ok := textOf(v, fc, to)
+		s, ok2 := fitText(s, to)
+		return change.TextValue(change.String, []byte(s)), ok && ok2
+	case catBinary:
+		if fc != catBinary && !(fc == catText && isUTF8Column(from)) {
+			return implicitDefault(to), false
+		}
+		b := append([]byte(nil), v.Bytes()...)
+		if len(b) > maxBytes(to) {
+			b = b[:maxBytes(to)]
+		}
+		if to.Type == mysql.MYSQL_TYPE_STRING {
+			for len(b) < to.Length {
+				b = append(b, 0)
+			}
+		}
+		return change.TextValue(change.Bytes, b), true
+	case catEnum:
+		switch fc {
+		case catEnum, catText, catSet:
+			return enumByLabel(string(v.Bytes()), to), fc != catSet
+		case catInt:
+			i := v.Int()
+			if v.Kind() == change.Uint {
+				i = int64(min(v.Uint(), math.MaxInt64))
+			}
+			if i >= 1 && i <= int64(len(to.EnumValues)) {
+				return change.EnumValue(uint64(i), []byte(to.EnumValues[i-1])), true
+			}
+			return change.EnumValue(0, nil), true
+		}
+	case catSet:
+		if fc == catSet || fc == catText || fc == catEnum {
+			return setByLabels(string(v.Bytes()), to)
+		}
+	case catDate, catDatetime, catTime, catTimestamp:
+		return toTemporal(v, fc, tc, from, to, mode)
+	}
+	return implicitDefault(to), false
+}
+
+// toInt stores a value into an integer column: DECIMAL rounds half away
+// from zero, DOUBLE to even, text takes its leading integer; then it
+// clips to the column's range.
+func toInt(v change.Value, fc category, to *tablemap.Column) (change.Value, bool) {
+	var d decimal.Decimal
+	ok := true
+	switch fc {
+	case catInt, catYear:
+		if v.Kind() == change.Uint {
+			d = decimal.NewFromUint64(v.Uint())
+		} else {
+			d = decimal.NewFromInt(v.Int())
+		}
+	case catDecimal:
+		d, _ = decimal.NewFromString(string(v.Bytes()))
+		d = d.Round(0)
+	case catFloat, catDouble:
+		f := math.RoundToEven(v.Float())
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return implicitDefault(to), false
+		}
+		d = decimal.NewFromFloat(f)
+	case catText:
+		d = decimal.RequireFromString(leadingInt(string(v.Bytes())))
+	case catEnum, catSet:
+		d = decimal.NewFromUint64(v.Uint())
+	default:
+		return implicitDefault(to), false
+	}
+	lo, hi := intRange(to)
+	if d.LessThan(lo) {
+		d = lo
+	}
+	if d.GreaterThan(hi) {
+		d = hi
+	}
+	if to.Unsigned {
+		return change.UintValue(d.BigInt().Uint64()), ok
+	}
+	return change.IntValue(d.IntPart()), ok
+}
+
+func intRange(c *tablemap.Column) (decimal.Decimal, decimal.Decimal) {
+	bits := map[byte]int{mysql.MYSQL_TYPE_TINY: 8, mysql.MYSQL_TYPE_SHORT: 16, mysql.MYSQL_TYPE_INT24: 24,
+		mysql.MYSQL_TYPE_LONG: 32, mysql.MYSQL_TYPE_LONGLONG: 64}[c.Type]
+	two := decimal.NewFromInt(2)
+	if c.Unsigned {
+		return decimal.Zero, two.Pow(decimal.NewFromInt(int64(bits))).Sub(decimal.NewFromInt(1))
+	}
+	h := two.Pow(decimal.NewFromInt(int64(bits - 1)))
+	return h.Neg(), h.Sub(decimal.NewFromInt(1))
+}
+
+// leadingInt is the integer a text starts with ("12abc" → 12, "4.5" → 4).
+func leadingInt(s string) string {
+	s = strings.TrimLeft(s, " \t\n\r")
+	end := 0
+	if end < len(s) && (s[end] == '-' || s[end] == '+') {
+		end++
+	}
+	digits := end
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end == digits {
+		return "0"
+	}
+	return strings.TrimPrefix(s[:end], "+")
+}
+
+// leadingNumber is the decimal number (with exponent) a text starts with.
+func leadingNumber(s string) string {
+	s = strings.TrimLeft(s, " \t\n\r")
+	end := 0
+	if end < len(s) && (s[end] == '-' || s[end] == '+') {
+		end++
+	}
+	start := end
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end < len(s) && s[end] == '.' {
+		end++
+		for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+			end++
+		}
+	}
+	if end == start || s[start:end] == "." {
+		return "0"
+	}
+	if end < len(s) && (s[end] == 'e' || s[end] == 'E') {
+		e := end + 1
+		if e < len(s) && (s[e] == '-' || s[e] == '+') {
+			e++
+		}
+		ds := e
+		for e < len(s) && s[e] >= '0' && s[e] <= '9' {
+			e++
+		}
+		if e > ds {
+			end = e
+		}
+	}
+	return strings.TrimPrefix(s[:end], "+")
+}
+
+// decimalOf reads a value as a decimal number, as DECIMAL columns store
+// them: DOUBLE through its shortest text.
+func decimalOf(v change.Value, fc category) (decimal.Decimal, bool) {
+	switch fc {
+	case catInt, catYear:
+		if v.Kind() == change.Uint {
+			return decimal.NewFromUint64(v.Uint()), true
+		}
+		return decimal.NewFromInt(v.Int()), true
+	case catDecimal:
+		d, err := decimal.NewFromString(string(v.Bytes()))
+		return d, err == nil
+	case catDouble, catFloat:
+		f := v.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return decimal.Zero, false
+		}
+		d, err := decimal.NewFromString(strconv.FormatFloat(f, 'g', -1, 64))
+		return d, err == nil
+	case catText:
+		d, err := decimal.NewFromString(leadingNumber(string(v.Bytes())))
+		return d, err == nil
+	case catEnum, catSet:
+		return decimal.NewFromUint64(v.Uint()), true
+	}
+	return decimal.Zero, false
+}
+
+// decimalValue rounds d to the column's scale (half away from zero) and
+// clips it to its range.
+func decimalValue(d decimal.Decimal, to *tablemap.Column) change.Value {
+	d = d.Round(int32(to.Scale))
+	hi := decimal.New(1, int32(to.Precision-to.Scale)).Sub(decimal.New(1, -int32(to.Scale)))
+	lo := hi.Neg()
+	if to.Unsigned {
+		lo = decimal.Zero
+	}
+	if d.GreaterThan(hi) {
+		d = hi
+	}
+	if d.LessThan(lo) {
+		d = lo
+	}
+	s := d.StringFixed(int32(to.Scale))
+	if d.IsZero() {
+		s = strings.TrimPrefix(s, "-")
+	}
+	return change.TextValue(change.Decimal, []byte(s))
+}
+
+func floatOf(v change.Value, fc category) (float64, bool) {
+	switch fc {
+	case catInt, catYear:
+		if v.Kind() == change.Uint {
+			return float64(v.Uint()), true
+		}
+		return float64(v.Int()), true
+	case catDecimal:
+		f, err := strconv.ParseFloat(string(v.Bytes()), 64)
+		return f, err == nil
+	case catDouble, catFloat:
+		return v.Float(), true
+	case catText:
+		f, err := strconv.ParseFloat(leadingNumber(string(v.Bytes())), 64)
+		if err != nil {
+			return 0, false
+		}
+		return f, true
+	case catEnum, catSet:
+		return float64(v.Uint()), true
+	}
+	return 0, false
+}
+
+// textOf is a value's text as a text column stores it (before the cut to
+// the column's length).
+func textOf(v change.Value, fc category, to *tablemap.Column) (string, bool) {
+	switch fc {
+	case catInt, catYear:
+		if v.Kind() == change.Uint {
+			return strconv.FormatUint(v.Uint(), 10), true
+		}
+		return strconv.FormatInt(v.Int(), 10), true
+	case catDecimal, catDate, catDatetime, catTime, catTimestamp, catEnum, catSet:
+		return string(v.Bytes()), true
+	case catFloat, catDouble:
+		return gcvt(v.Float(), fc == catFloat, maxChars(to))
+	case catText:
+		return string(v.Bytes()), true
+	case catBinary:
+		return string(v.Bytes()), utf8.Valid(v.Bytes())
+	}
+	return "", false
+}
+
+// gcvt formats a FLOAT or DOUBLE for a text column of width characters
+// as MariaDB's my_gcvt does: the shortest digits that read back as the
+// same number (at most 6 for FLOAT), in 'f' notation unless the exponent
+// is outside -14..16 or the number does not fit, then 'e' ("1e20").
+func gcvt(x float64, float bool, width int) (string, bool) {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "", false
+	}
+	if x == 0 {
+		return "0", true
+	}
+	neg := x < 0
+	if neg {
+		width--
+	}
+	nd := min(width, 17)
+	if float {
+		nd = min(width, 6)
+	}
+	e := strconv.FormatFloat(math.Abs(x), 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	if len(digits) > nd && nd > 0 {
+		e = strconv.FormatFloat(math.Abs(x), 'e', nd-1, 64)
+		mant, exp, _ = strings.Cut(e, "e")
+		digits = strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
+	}
+	ex, _ := strconv.Atoi(exp)
+	decpt := ex + 1
+	n := len(digits)
+	var flen int
+	switch {
+	case decpt <= 0:
+		flen = n - decpt + 2
+	case decpt < n:
+		flen = n + 1
+	default:
+		flen = decpt
+	}
+	haveSpace := flen <= width
+	if !haveSpace {
+		return "", false // my_gcvt cuts digits here: not reproduced
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	if decpt >= -15+1 && (decpt <= 15+1 || n > decpt) {
+		switch {
+		case decpt <= 0:
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", -decpt))
+			b.WriteString(digits)
+		case decpt < n:
+			b.WriteString(digits[:decpt] + "." + digits[decpt:])
+		default:
+			b.WriteString(digits + strings.Repeat("0", decpt-n))
+		}
+		return b.String(), true
+	}
+	b.WriteString(digits[:1])
+	if n > 1 {
+		b.WriteString("." + digits[1:])
+	}
+	b.WriteString("e" + strconv.Itoa(decpt-1))
+	return b.String(), true
+}
+
+// fitText converts s to what the text column holds: characters its
+// character set cannot hold become '?', then it is cut to the column's
+// length (CHAR loses trailing spaces, as it reads back).
+func fitText(s string, to *tablemap.Column) (string, bool) {
+	rep, known := repertoire(to.Collation)
+	var b strings.Builder
+	chars, bytes := 0, 0
+	limitC, limitB := maxChars(to), maxTextBytes(to)
+	for _, r := range s {
+		if rep != nil && !rep(r) {
+			r = '?'
+		}
+		w := runeBytes(r, to.Collation)
+		if chars+1 > limitC || bytes+w > limitB {
+			break
+		}
+		chars++
+		bytes += w
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if to.Type == mysql.MYSQL_TYPE_STRING {
+		out = strings.TrimRight(out, " ")
+	}
+	return out, known
+}
+
+func isUTF8Column(c *tablemap.Column) bool {
+	cs := charsetName(c.Collation)
+	return cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii"
+}
+
+// enumByLabel is the ENUM member a text names (compared without letter
+// case for a _ci collation); the error value '' (index 0) when none, or
+// the member numbered by a text that is a number.
+func enumByLabel(s string, to *tablemap.Column) change.Value {
+	ci := !strings.HasSuffix(collationName(to.Collation), "_bin")
+	s = strings.TrimRight(s, " ")
+	for i, l := range to.EnumValues {
+		if l == s || ci && strings.EqualFold(l, s) {
+			return change.EnumValue(uint64(i+1), []byte(l))
+		}
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(to.EnumValues) {
+		return change.EnumValue(uint64(n), []byte(to.EnumValues[n-1]))
+	}
+	return change.EnumValue(0, nil)
+}
+
+// setByLabels is the SET value of comma-separated labels; labels not in
+// the set are dropped.
+func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
+	ci := !strings.HasSuffix(collationName(to.Collation), "_bin")
+	var mask uint64
+	if s != "" {
+		for _, part := range strings.Split(s, ",") {
+			for i, l := range to.SetValues {
+				if l == part || ci && strings.EqualFold(l, part) {
+					mask |= 1 << i
+				}
+			}
+		}
+	}
+	var labels []string
+	for i, l := range to.SetValues {
+		if mask&(1<<i) != 0 {
+			labels = append(labels, l)
+		}
+	}
+	return change.SetValue(mask, []byte(strings.Join(labels, ","))), true
+}
+
+// toTemporal converts between dates and times, and from their text.
+func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode uint64) (change.Value, bool) {
+	s := string(v.Bytes())
+	ok := true
+	switch fc {
+	case catDate, catDatetime, catTimestamp, catTime:
+	case catText:
+		ok = canonicalTemporal(s, tc)
+	default:
+		return implicitDefault(to), false
+	}
+	if (fc == catTimestamp) != (tc == catTimestamp) || (fc == catTime) != (tc == catTime) {
+		// Across time zones, or TIME ↔ dates: not reproduced.
+		return implicitDefault(to), false
+	}
+	date, clock, _ := strings.Cut(s, " ")
+	if tc == catTime {
+		clock = s
+	}
+	switch tc {
+	case catDate:
+		return change.TextValue(change.Date, []byte(date)), ok
+	case catDatetime, catTimestamp, catTime:
+		if clock == "" {
+			clock = "00:00:00"
+		}
+		whole, frac, _ := strings.Cut(clock, ".")
+		if len(frac) > to.FSP {
+			if mode&sqlModeTimeRoundFractional != 0 && strings.Trim(frac[to.FSP:], "0") != "" {
+				ok = false // rounding may carry into the seconds: not reproduced
+			}
+			frac = frac[:to.FSP]
+		}
+		frac += strings.Repeat("0", to.FSP-len(frac))
+		out := whole
+		if to.FSP > 0 {
+			out += "." + frac
+		}
+		if tc == catTime {
+			return change.TextValue(change.Time, []byte(out)), ok
+		}
+		out = date + " " + out
+		if tc == catTimestamp {
+			return change.TimestampValue(v.Uint(), []byte(out)), ok
+		}
+		return change.TextValue(change.Datetime, []byte(out)), ok
+	}
+	return implicitDefault(to), false
+}
+
+// canonicalTemporal reports whether a text is in the canonical form the
+// conversion above reads exactly.
+func canonicalTemporal(s string, tc category) bool {
+	d := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return s != ""
+	}
+	date, clock, hasClock := strings.Cut(s, " ")
+	okDate := len(date) == 10 && d(date[:4]) && date[4] == '-' && d(date[5:7]) && date[7] == '-' && d(date[8:])
+	if tc == catDate {
+		return okDate && !hasClock
+	}
+	whole, frac, _ := strings.Cut(clock, ".")
+	return okDate && hasClock && len(whole) == 8 && d(whole[:2]) && whole[2] == ':' && d(whole[3:5]) && whole[5] == ':' &&
+		d(whole[6:]) && (frac == "" || d(frac))
+}
+
+func charsetName(coll uint32) string {
+	c, ok := charset.LookupFlavor(coll, true)
+	if !ok {
+		return ""
+	}
+	return c.Charset
+}
+
+func collationName(coll uint32) string {
+	c, _ := charset.LookupFlavor(coll, true)
+	return c.Name
+}
+
+// maxChars is the length of a text column in characters.
+func maxChars(c *tablemap.Column) int {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+		cs, ok := charset.LookupFlavor(c.Collation, true)
+		if !ok || cs.MaxLen <= 1 {
+			return c.Length
+		}
+		return c.Length / cs.MaxLen
+	}
+	return maxTextBytes(c)
+}
+
+// maxTextBytes is a text column's limit in bytes.
+func maxTextBytes(c *tablemap.Column) int {
+	if c.Type == mysql.MYSQL_TYPE_BLOB {
+		if c.Length >= 4 {
+			return math.MaxInt32
+		}
+		return 1<<(8*c.Length) - 1
+	}
+	return c.Length
+}
+
+func maxBytes(c *tablemap.Column) int { return maxTextBytes(c) }
+
+var singleByte sync.Map // collation → map[rune]bool
+
+// repertoire returns which characters the collation's character set can
+// hold (nil: all of Unicode), and false when it does not know.
+func repertoire(coll uint32) (func(rune) bool, bool) {
+	cs, ok := charset.LookupFlavor(coll, true)
+	if !ok {
+		return nil, false
+	}
+	switch cs.Charset {
+	case "utf8mb4", "utf16", "utf16le", "utf32":
+		return nil, true
+	case "utf8mb3", "ucs2":
+		return func(r rune) bool { return r <= 0xFFFF }, true
+	case "ascii":
+		return func(r rune) bool { return r < 0x80 }, true
+	}
+	if cs.MaxLen != 1 {
+		return nil, false
+	}
+	m, _ := singleByte.Load(coll)
+	if m == nil {
+		set := map[rune]bool{}
+		for b := 0; b < 256; b++ {
+			out, err := charset.Decode(nil, coll, []byte{byte(b)})
+			if err != nil {
+				return nil, false
+			}
+			if r, n := utf8.DecodeRune(out); n == len(out) && r != utf8.RuneError {
+				set[r] = true
+			}
+		}
+		m, _ = singleByte.LoadOrStore(coll, set)
+	}
+	set := m.(map[rune]bool)
+	return func(r rune) bool { return set[r] }, true
+}
+
+// runeBytes is how many bytes r takes in the collation's character set.
+func runeBytes(r rune, coll uint32) int {
+	cs, _ := charset.LookupFlavor(coll, true)
+	switch cs.Charset {
+	case "ucs2":
+		return 2
+	case "utf16", "utf16le":
+		if r > 0xFFFF {
+			return 4
+		}
+		return 2
+	case "utf32":
+		return 4
+	}
+	if cs.MaxLen == 1 {
+		return 1
+	}
+	return utf8.RuneLen(r)
+}
