@@ -477,7 +477,7 @@ func isUTF8Column(c *tablemap.Column) bool {
 }
 
 // enumByLabel is the ENUM member a text names (compared without letter
-// case for a _ci collation); the error value '' (index 0) when none, or
+// case for a _ci collation); the error value ” (index 0) when none, or
 // the member numbered by a text that is a number.
 func enumByLabel(s string, to *tablemap.Column) change.Value {
 	ci := !strings.HasSuffix(collationName(to.Collation), "_bin")
