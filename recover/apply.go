@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -224,7 +225,7 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.
 	var relaxed []change.Row
 	write := func(row change.Row) error {
 		cols = sqltext.Columns(cols[:0], row, nil)
-		if n > 0 && (n >= maxInsertRows || len(b.SQL) >= maxInsertBytes || !equalInts(cols, prev)) {
+		if n > 0 && (n >= maxInsertRows || len(b.SQL) >= maxInsertBytes || !slices.Equal(cols, prev)) {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -280,16 +281,4 @@ func enumErrorColumn(row change.Row) int {
 		}
 	}
 	return -1
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
