@@ -33,6 +33,7 @@ func withRotateTo(t *testing.T, b []byte, next string) []byte {
 	ev := append([]byte(nil), b[off:off+19+8]...)
 	ev = append(ev, next...)
 	binary.LittleEndian.PutUint32(ev[9:], uint32(len(ev)+4))
+	binary.LittleEndian.PutUint32(ev[13:], uint32(off+len(ev)+4)) // log_pos: where the next event would start
 	ev = binary.LittleEndian.AppendUint32(ev, crc32.ChecksumIEEE(ev))
 	return append(append([]byte(nil), b[:off]...), ev...)
 }

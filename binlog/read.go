@@ -66,6 +66,9 @@ func (s *FileSource) readEvent() (*Event, error) {
 		}
 		ev.Body = raw[HeaderSize : len(raw)-checksumLen]
 	}
+	if err := s.checkLogPos(pos, h); err != nil {
+		return nil, err
+	}
 	if h.EventType == replication.ROTATE_EVENT {
 		if name, ok := rotateName(ev.Body); ok {
 			s.rotatedTo = name
@@ -73,6 +76,41 @@ func (s *FileSource) readEvent() (*Event, error) {
 	}
 	s.lastType = h.EventType
 	return ev, nil
+}
+
+// checkLogPos checks that the event at pos, which ends at s.off, says so:
+// a server writes in every event header's log_pos where the next event
+// starts. A deleted, duplicated or moved event (each with its CRC32
+// intact) breaks that at the first event after the change.
+//
+// Events with log_pos 0 carry no position (MariaDB 11.4+ with
+// binlog_legacy_event_pos=OFF writes 0 inside transactions; the events
+// flattened out of a MySQL TRANSACTION_PAYLOAD are not read here): the
+// next event that carries one is checked. A relay log, which holds events
+// copied from the source with the source's positions, is recognised by
+// the source's artificial ROTATE (log_pos 0) or a second
+// FORMAT_DESCRIPTION_EVENT: from there on the positions are not the
+// file's and are not checked. Files of servers before MySQL 5.6.1 (no
+// checksum algorithm in the FORMAT_DESCRIPTION_EVENT) are not checked
+// either: some of their test binlogs carry other positions.
+func (s *FileSource) checkLogPos(pos change.Position, h replication.EventHeader) error {
+	switch {
+	case h.EventType == replication.FORMAT_DESCRIPTION_EVENT && pos.Offset == 4:
+		s.posCheck = s.fde.ChecksumAlgorithm != replication.BINLOG_CHECKSUM_ALG_UNDEF
+	case h.EventType == replication.FORMAT_DESCRIPTION_EVENT,
+		h.EventType == replication.ROTATE_EVENT && h.LogPos == 0:
+		s.posCheck = false // a relay log: the source's positions follow
+		return nil
+	}
+	if !s.posCheck || h.LogPos == 0 || int64(h.LogPos) == s.off {
+		return nil
+	}
+	what := "an event before it was deleted, or events were duplicated or reordered"
+	if int64(h.LogPos) < s.off {
+		what = "an event was duplicated or moved here, or events were reordered"
+	}
+	return &Error{Pos: pos, Err: fmt.Errorf("the %v event here ends at offset %d, but its header says the next event starts at %d (log_pos): %s", h.EventType, s.off, h.LogPos, what),
+		Hint: "the file is damaged: its events are not where the server wrote them (their checksums are intact, so they were moved whole); every complete transaction before this offset was read"}
 }
 
 func (s *FileSource) truncated(pos change.Position, err error) error {
