@@ -183,6 +183,14 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 			ro.DB, ro.Table, h.First.File, h.First.Offset)
 	}
 
+	if o.As == "" {
+		// Names match case-insensitively: rebuild it as the binlogs spell it.
+		for _, n := range inc.Names() {
+			if strings.EqualFold(n.DB, ro.DB) && strings.EqualFold(n.Table, ro.Table) {
+				outDB, outName = n.DB, n.Table
+			}
+		}
+	}
 	if o.To != "" {
 		return recoverTo(ctx, o, h, inc, outDB, outName, policy, stderr, logf)
 	}
