@@ -50,6 +50,7 @@ type FileSource struct {
 
 	payload *payloadReader
 	pending *Event // an event to return before reading on
+	startAt int64  // the offset seeked to for the start position, until its event is read
 
 	err error
 }
@@ -148,6 +149,14 @@ func (s *FileSource) next(ctx context.Context) (*Event, error) {
 			continue
 		}
 		ev, err := s.readEvent()
+		if s.startAt != 0 {
+			// The first event after seeking to the start position: if it
+			// cannot be read, say whether the position is an event start.
+			if err != nil && err != io.EOF {
+				err = s.checkStart(err)
+			}
+			s.startAt = 0
+		}
 		if err == io.EOF {
 			if err := s.checkEnd(); err != nil {
 				return nil, err
@@ -249,6 +258,7 @@ func (s *FileSource) open(name string) error {
 		}
 		s.r.Reset(s.f)
 		s.off = int64(s.start.Offset)
+		s.startAt = s.off
 		s.start = change.Position{}
 		s.lastType = 0 // unknown: checkEnd cannot tell what came before the start
 		// Downstream still needs the FORMAT_DESCRIPTION_EVENT.

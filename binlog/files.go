@@ -180,3 +180,39 @@ func checkFile(path string, content bool) error {
 func notBinlog(path, msg, hint string) error {
 	return &Error{Pos: change.Position{File: filepath.Base(path)}, Err: errors.New(msg), Hint: hint}
 }
+
+// checkStart is called when the event at the start position (s.startAt)
+// cannot be read. It walks the event headers from the file's start: when
+// the position falls inside an event, the error says so and names the
+// event starts around it; when it is an event start, the file is damaged
+// there and readErr stands.
+func (s *FileSource) checkStart(readErr error) error {
+	f, err := os.Open(s.name)
+	if err != nil {
+		return readErr
+	}
+	defer f.Close()
+	var hdr [HeaderSize]byte
+	prev := int64(-1)
+	for off := int64(4); ; {
+		if off == s.startAt {
+			return readErr
+		}
+		if off > s.startAt && prev >= 0 {
+			return &FileError{Path: s.name,
+				Msg:  fmt.Sprintf("the start position %s:%d is not the start of an event: it falls inside the event at %d; the nearest event starts are %d and %d", s.base, s.startAt, prev, prev, off),
+				Hint: fmt.Sprintf("start at a transaction's first event: the pos.offset of a JSON line, or a position from SHOW BINLOG EVENTS IN '%s' or mariadb-binlog/mysqlbinlog", s.base)}
+		}
+		if off >= s.size {
+			return readErr
+		}
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			return readErr
+		}
+		size := int64(parseHeader(hdr[:]).EventSize)
+		if size < HeaderSize {
+			return readErr // damaged before the start: cannot tell
+		}
+		prev, off = off, off+size
+	}
+}

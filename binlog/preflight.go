@@ -109,8 +109,7 @@ func classify(err error, cfg LiveConfig) error {
 	case mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR:
 		return missingPrivilege(err, cfg)
 	case 1236: // ER_MASTER_FATAL_ERROR_READING_BINLOG
-		return &PreflightError{Problem: "the server cannot send the binlog from the requested position", Err: err,
-			Hint: "the binlog file was probably purged (see SHOW BINARY LOGS). Changes between the checkpoint and the oldest binlog are gone from the server: rebuild the target from a fresh snapshot, then restart with --from now, or accept the gap with --from earliest"}
+		return readFailure(err, me) // readfail.go
 	}
 	return err
 }
