@@ -70,6 +70,10 @@ type Change struct {
 	Pos      Position
 	RowIndex int
 
+	// Flags are the rows event's flags (0 for DDL): RowsNoForeignKeyChecks,
+	// RowsSQLForeignKey. Replay follows them as a native replica does.
+	Flags uint16
+
 	// GTID of the transaction: "uuid:n" (MySQL), "domain-server-seq"
 	// (MariaDB), or "" when the binlog has none.
 	GTID string
@@ -99,6 +103,17 @@ type Touches struct {
 
 // TableName is a table named by a DDL statement.
 type TableName struct{ DB, Table string }
+
+// Rows event flags (the post-header's 2-byte flags field).
+const (
+	// RowsNoForeignKeyChecks: the source session ran with
+	// foreign_key_checks=0 (NO_FOREIGN_KEY_CHECKS_F).
+	RowsNoForeignKeyChecks uint16 = 1 << 1
+	// RowsSQLForeignKey: MySQL 9.6+ handled the foreign keys in the SQL
+	// layer and logged the cascaded child rows itself
+	// (USE_SQL_FOREIGN_KEY_F).
+	RowsSQLForeignKey uint16 = 1 << 4
+)
 
 // TxEnd marks the end of a committed transaction. Next is where the
 // following transaction starts: a resume point. (A ROTATE between

@@ -109,7 +109,7 @@ type Decoder struct {
 
 // Decode decodes every row of a rows event whose header h was parsed from
 // an event of type t, for table tbl. The Changes have Op, Table, Before
-// and After set, and RowIndex counting from 0; the caller fills in
+// and After set, Flags from h, and RowIndex counting from 0; the caller fills in
 // positions, time and GTID.
 //
 //	# bytes          field
@@ -162,7 +162,7 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 
 	partial := t == replication.PARTIAL_UPDATE_ROWS_EVENT
 	for row := 0; len(data) > 0; row++ {
-		c := change.Change{Op: op, Table: tbl, RowIndex: row}
+		c := change.Change{Op: op, Table: tbl, RowIndex: row, Flags: h.Flags}
 		var img change.Row
 		var used int
 		var err error
