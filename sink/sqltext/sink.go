@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -24,6 +25,17 @@ type Options struct {
 	FlushEachCommit bool
 	// Logf reports skipped statements; nil: silent.
 	Logf func(format string, args ...any)
+	// FireTriggers writes CREATE and DROP TRIGGER; by default they are
+	// left out (see IsTriggerDDL).
+	FireTriggers bool
+	// ForeignKeys follows the rows events' foreign key flags, as
+	// mysqlsink.Options.ForeignKeys does: SET foreign_key_checks = 1
+	// before the changes that cascade on a native replica.
+	ForeignKeys bool
+	// Omit leaves columns out of INSERT and UPDATE's SET (the target's
+	// generated columns, which refuse values): keys "db.table.column",
+	// lower-cased.
+	Omit map[string]bool
 }
 
 // Limits of one multi-row INSERT.
@@ -46,6 +58,7 @@ type Sink struct {
 	opts Options
 	b    Builder
 	w    sqlWriter
+	omit map[*tablemap.Table][]bool // Options.Omit per table
 
 	Rows, Transactions uint64
 }
@@ -54,14 +67,31 @@ type Sink struct {
 func New(w io.Writer, opts Options) *Sink {
 	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts}
 	s.w.out = s.out
+	s.w.header = blindHeader
 	return s
 }
+
+// blindHeader says what this SQL cannot know, having no target to look
+// at (binlogcdc read --to learns it from the target's catalog).
+const blindHeader = `-- It was written without seeing the target, so it cannot check there:
+--   triggers: the binlog already holds what the source's triggers wrote; a table
+--     with triggers on the target fires them again on every row (drop them first);
+--     CREATE/DROP TRIGGER are left out (--fire-triggers writes them);
+--   generated columns: the statements write every column the binlog carries; a
+--     generated column on the target refuses the value (ERROR 1906): name such
+--     columns with --omit-columns db.table.column,...;
+--   system-versioned tables: history rows and row_start/row_end need --to.
+-- Foreign keys: SET foreign_key_checks follows the rows events' flags, so that
+-- the target cascades to child rows as a native replica does.
+`
 
 // sqlWriter writes statements, merging consecutive inserts.
 type sqlWriter struct {
 	out      io.Writer
-	started  bool // session setup written
-	open     bool // BEGIN written
+	header   string // comment lines after the first
+	fk       bool   // foreign_key_checks is 1 (SessionSetup sets 0)
+	started  bool   // session setup written
+	open     bool   // BEGIN written
 	db       string
 	err      error
 	batch    []byte // the pending multi-row INSERT
@@ -80,7 +110,7 @@ func (w *sqlWriter) start() {
 		return
 	}
 	w.started = true
-	w.write([]byte("-- binlogcdc: SQL generated from binlog row events\n"))
+	w.write([]byte("-- binlogcdc: SQL generated from binlog row events\n" + w.header))
 	for _, s := range SessionSetup {
 		w.write([]byte(s + ";\n"))
 	}
@@ -117,6 +147,50 @@ func (w *sqlWriter) flushBatch() {
 	if w.batch == nil {
 		w.batch = []byte{}
 	}
+}
+
+// foreignKeyChecks writes SET foreign_key_checks when it changes.
+func (w *sqlWriter) foreignKeyChecks(on bool) {
+	if w.fk == on {
+		return
+	}
+	w.start()
+	w.flushBatch()
+	if on {
+		w.write([]byte("SET foreign_key_checks = 1;\n"))
+	} else {
+		w.write([]byte("SET foreign_key_checks = 0;\n"))
+	}
+	w.fk = on
+}
+
+// omitted returns the columns of t to write (nil: all), without those
+// Options.Omit names.
+func (s *Sink) omitted(t *tablemap.Table) []bool {
+	if len(s.opts.Omit) == 0 {
+		return nil
+	}
+	if m, ok := s.omit[t]; ok {
+		return m
+	}
+	var m []bool
+	prefix := strings.ToLower(t.DB + "." + t.Name + ".")
+	for i := range t.Columns {
+		if s.opts.Omit[prefix+strings.ToLower(t.Columns[i].Name)] {
+			if m == nil {
+				m = make([]bool, len(t.Columns))
+				for j := range m {
+					m[j] = true
+				}
+			}
+			m[i] = false
+		}
+	}
+	if s.omit == nil {
+		s.omit = map[*tablemap.Table][]bool{}
+	}
+	s.omit[t] = m
+	return m
 }
 
 // stmt writes one statement inside the transaction.
@@ -162,21 +236,28 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 			return nil
 		}
-		if why := NotReplayed(c); why != "" {
+		why := NotReplayed(c)
+		if why == "" && !s.opts.FireTriggers && IsTriggerDDL(c.SQL) {
+			why = "trigger DDL is left out (the binlog holds what the source's triggers did; --fire-triggers writes it)"
+		}
+		if why != "" {
 			s.logf("%s:%d: %s: %s", c.Pos.File, c.Pos.Offset, why, OneLine(c.SQL, 200))
 			s.w.start()
 			s.w.write([]byte("-- binlogcdc: " + c.Pos.File + ":" + strconv.FormatUint(c.Pos.Offset, 10) + ": " + why + ": " + OneLine(c.SQL, 200) + "\n"))
 			return s.w.err
 		}
+		s.w.foreignKeyChecks(false)
 		s.w.ddl(DDLDB(c), c.SQL)
 		return s.w.err
 	}
 	s.Rows++
 	t := c.Table
+	s.w.foreignKeyChecks(s.opts.ForeignKeys && c.Flags&(change.RowsNoForeignKeyChecks|change.RowsSQLForeignKey) == 0)
+	write := s.omitted(t)
 	s.b.Reset()
 	switch c.Op {
 	case change.Insert:
-		cols := Columns(nil, c.After, nil)
+		cols := Columns(nil, c.After, write)
 		s.b.InsertHead("INSERT", t, cols)
 		n := len(s.b.SQL)
 		s.b.InsertTuple(cols, c.After)
@@ -190,7 +271,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		if err != nil {
 			return rowError(c, err)
 		}
-		s.b.Update(t, Columns(nil, c.After, nil), c.After, k, c.Before)
+		s.b.Update(t, Columns(nil, c.After, write), c.After, k, c.Before)
 	case change.Delete:
 		k, err := KeyOf(t, c.Before, nil)
 		if err != nil {

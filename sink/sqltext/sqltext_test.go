@@ -102,3 +102,25 @@ func TestDDLWords(t *testing.T) {
 		t.Error("DatabaseDDL")
 	}
 }
+
+func TestIsTriggerDDL(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"CREATE TRIGGER ai AFTER INSERT ON tr FOR EACH ROW INSERT INTO audit (rid) VALUES (NEW.id)":                               true,
+		"CREATE DEFINER=`root`@`localhost` TRIGGER ai AFTER INSERT ON tr FOR EACH ROW SET @x = 1":                                 true,
+		"CREATE OR REPLACE DEFINER = 'a b'@'%' TRIGGER t1 BEFORE UPDATE ON t FOR EACH ROW SET NEW.v = NEW.v*10":                   true,
+		"create definer=root@localhost trigger t1 before delete on t for each row set @x=1":                                       true,
+		"CREATE DEFINER=CURRENT_USER TRIGGER t1 BEFORE DELETE ON t FOR EACH ROW SET @x=1":                                         true,
+		"/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`localhost`*/ /*!50003 TRIGGER t1 BEFORE INSERT ON t FOR EACH ROW SET @x=1 */": true,
+		"DROP TRIGGER IF EXISTS ai":                                true,
+		"drop trigger db.ai":                                       true,
+		"CREATE TABLE trigger_log (id INT)":                        false,
+		"CREATE DEFINER=`root`@`localhost` PROCEDURE p() SELECT 1": false,
+		"CREATE DEFINER=`root`@`localhost` VIEW v AS SELECT 1":     false,
+		"DROP TABLE t":             false,
+		"INSERT INTO t VALUES (1)": false,
+	} {
+		if got := IsTriggerDDL(sql); got != want {
+			t.Errorf("IsTriggerDDL(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
