@@ -29,14 +29,15 @@ func (s *Sink) prepareOp(o *op) error {
 		return changeError(c, err)
 	}
 	o.plan = p
+	o.fk = s.opts.ForeignKeys && c.Flags&(change.RowsNoForeignKeyChecks|change.RowsSQLForeignKey) == 0
 	switch c.Op {
 	case change.Insert:
-		o.cols = sqltext.Columns(nil, c.After, p.keep)
+		o.cols = sqltext.Columns(nil, c.After, p.ins)
 		if len(o.cols) == 0 {
 			return changeError(c, fmt.Errorf("none of the row's columns exists on the target"))
 		}
 	case change.Update:
-		o.cols = sqltext.Columns(nil, c.After, p.keep)
+		o.cols = sqltext.Columns(nil, c.After, p.set)
 		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
 	case change.Delete:
 		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
@@ -99,11 +100,21 @@ func (s *Sink) flush(upto int) error {
 func (s *Sink) execOpsOneByOne(ops []op, st *Stats) error {
 	for i := 0; i < len(ops); {
 		o := &ops[i]
+		if err := s.setForeignKeyChecks(o.fk); err != nil {
+			return err
+		}
+		if o.plan.versioned() {
+			if err := s.versionedOp(o, st); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
 		var err error
 		switch o.c.Op {
 		case change.Insert:
 			j := i + 1
-			for j < len(ops) && ops[j].c.Op == change.Insert && ops[j].plan == o.plan && slices.Equal(ops[j].cols, o.cols) {
+			for j < len(ops) && sameInsert(&ops[j], o) {
 				j++
 			}
 			err = s.insertRun(ops[i:j], st)
@@ -120,6 +131,12 @@ func (s *Sink) execOpsOneByOne(ops []op, st *Stats) error {
 		}
 	}
 	return nil
+}
+
+// sameInsert reports whether a is an insert that can share b's
+// multi-row INSERT: same table, columns and foreign key checks.
+func sameInsert(a, b *op) bool {
+	return a.c.Op == change.Insert && a.plan == b.plan && a.fk == b.fk && slices.Equal(a.cols, b.cols)
 }
 
 func isDuplicate(err error) bool {
@@ -188,6 +205,9 @@ func batchBytes(ops []op) int {
 }
 
 func (s *Sink) insertOne(o *op, st *Stats) error {
+	if err := s.setForeignKeyChecks(o.fk); err != nil {
+		return err
+	}
 	s.b.Reset()
 	s.b.Insert("INSERT", o.c.Table, o.cols, o.c.After)
 	_, err := s.exec(&s.b)
@@ -258,6 +278,11 @@ func (s *Sink) overwrite(o *op) error {
 	if c.Op == change.Delete {
 		return nil
 	}
+	// A repair, not a source change: it must not cascade to child rows
+	// (REPLACE deletes the old row first).
+	if err := s.setForeignKeyChecks(false); err != nil {
+		return err
+	}
 	if c.Op == change.Update {
 		s.b.Reset()
 		s.b.Delete(c.Table, o.key, c.Before)
@@ -276,7 +301,7 @@ func (s *Sink) overwrite(o *op) error {
 			}
 		}
 	}
-	cols := sqltext.Columns(nil, row, o.plan.keep)
+	cols := sqltext.Columns(nil, row, o.plan.ins)
 	s.b.Reset()
 	s.b.Insert("REPLACE", c.Table, cols, row)
 	if _, err := s.exec(&s.b); err != nil {
@@ -302,6 +327,13 @@ func (s *Sink) conflictError(o *op, problem string) *ConflictError {
 
 // execError wraps a server error that is not a conflict.
 func (s *Sink) execError(o *op, err error) error {
+	switch myErrorCode(err) {
+	case mysql.ER_ROW_IS_REFERENCED_2, mysql.ER_NO_REFERENCED_ROW_2:
+		if o.fk {
+			return changeError(&o.c, fmt.Errorf("target: %w (replay checks foreign keys as the source did, so that the target cascades to child rows as a native replica does; "+
+				"the target's related rows differ from the source's: was a table left out with --tables or --exclude-tables, or changed on the target?)", err))
+		}
+	}
 	return changeError(&o.c, fmt.Errorf("target: %w", err))
 }
 

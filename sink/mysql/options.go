@@ -49,6 +49,18 @@ type Options struct {
 	// that does not exist on the target (mariadb: the target is MariaDB);
 	// nil: a missing table is an error.
 	CreateTable func(t *tablemap.Table, mariadb bool) (string, error)
+	// FireTriggers applies changes to tables that have triggers on the
+	// target (which then fire on every replayed row) and replays CREATE
+	// and DROP TRIGGER; by default such a table is an error and trigger
+	// DDL is skipped (catalog.go).
+	FireTriggers bool
+	// ForeignKeys follows each rows event's foreign key flags as a native
+	// replica does: foreign_key_checks=1 (so InnoDB cascades to the child
+	// rows, which the binlog does not carry) unless the source session had
+	// them off, or (MySQL 9.6+) logged the cascaded rows itself. Off: all
+	// changes apply with foreign_key_checks=0 (recover, which restores one
+	// table, must not cascade into others).
+	ForeignKeys bool
 	// GroupRows and GroupTime bound a group of source transactions applied
 	// in one target transaction (defaults 1000 rows, 1 s). A source
 	// transaction is never split, whatever its size.

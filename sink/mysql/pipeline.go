@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -73,7 +72,10 @@ func (s *Sink) execOps(ops []op, st *Stats) error {
 				return err
 			}
 		} else {
-			ok, err := s.runPipeline(ops, stmts)
+			if err := s.setForeignKeyChecks(ops[0].fk); err != nil {
+				return err
+			}
+			ok, bad, err := s.runPipeline(ops, stmts)
 			if err != nil {
 				return err
 			}
@@ -89,7 +91,7 @@ func (s *Sink) execOps(ops []op, st *Stats) error {
 						ts.Deleted++
 					}
 				}
-			} else if err := s.execOpsOneByOne(ops[:n], st); err != nil {
+			} else if err := s.redo(ops, stmts, bad, st); err != nil {
 				return err
 			}
 		}
@@ -111,12 +113,19 @@ func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
 	s.pipeStmts = s.pipeStmts[:0]
 	for n < len(ops) && len(s.pipeStmts) < maxPipeline && len(s.pipe) < maxPipelineBytes {
 		o := &ops[n]
+		if o.plan.versioned() || o.fk != ops[0].fk {
+			// One at a time (versioned.go); or foreign key checks change.
+			if len(s.pipeStmts) == 0 {
+				return nil, n + 1, nil
+			}
+			break
+		}
 		k := 1
 		s.b.Reset()
 		switch o.c.Op {
 		case change.Insert:
 			j := n + 1
-			for j < len(ops) && ops[j].c.Op == change.Insert && ops[j].plan == o.plan && slices.Equal(ops[j].cols, o.cols) {
+			for j < len(ops) && sameInsert(&ops[j], o) {
 				j++
 			}
 			k = insertChunk(ops[n:j])
@@ -174,28 +183,30 @@ func insertChunk(ops []op) int {
 
 // runPipeline sends the SAVEPOINT and statements encoded in s.pipe and
 // reads their results. ok is false when one of them did not pass its
-// check: they were undone, and are to be run one by one.
-func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, err error) {
+// check: they were undone, and are to be run again one by one (redo);
+// bad says which and why.
+func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure, err error) {
 	if !s.noAutocommit {
 		if err := s.plain("SET autocommit=0"); err != nil {
-			return false, fmt.Errorf("target: SET autocommit=0: %w", err)
+			return false, bad, fmt.Errorf("target: SET autocommit=0: %w", err)
 		}
 		s.noAutocommit = true
 	}
 	// One write: the server reads the statements while we wait for the
 	// results, which are small (an OK or error packet each).
 	if _, err := s.conn.Write(s.pipe); err != nil {
-		return false, fmt.Errorf("target: %w", err)
+		return false, bad, fmt.Errorf("target: %w", err)
 	}
 	// Read every result, whatever happened, to keep the session in step.
 	if _, err := s.readResult(); err != nil {
 		for range stmts {
 			s.readResult()
 		}
-		return false, fmt.Errorf("target: SAVEPOINT: %w", err)
+		return false, bad, fmt.Errorf("target: SAVEPOINT: %w", err)
 	}
 	var hard error
-	hardAt, badAt := -1, -1
+	hardAt := -1
+	bad.at = -1
 	for i, p := range stmts {
 		n, err := s.readResult()
 		switch {
@@ -204,25 +215,56 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, err error) {
 				hard, hardAt = err, i
 			}
 		case err != nil, p.op != change.Insert && n == 0: // refused, or no row matched
-			if badAt < 0 {
-				badAt = i
+			if bad.at < 0 {
+				bad.at, bad.err = i, err
 			}
 		}
 	}
-	if hard != nil && (badAt < 0 || hardAt < badAt) {
+	if hard != nil && (bad.at < 0 || hardAt < bad.at) {
 		// One by one, this error would have ended the run here.
-		return false, s.execError(&ops[stmts[hardAt].first], hard)
+		return false, bad, s.execError(&ops[stmts[hardAt].first], hard)
 	}
-	if badAt >= 0 {
+	if bad.at >= 0 {
 		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_pipe"); err != nil {
 			if hard != nil { // it ended the transaction, savepoint and all
-				return false, s.execError(&ops[stmts[hardAt].first], hard)
+				return false, bad, s.execError(&ops[stmts[hardAt].first], hard)
 			}
-			return false, fmt.Errorf("target: %w", err)
+			return false, bad, fmt.Errorf("target: %w", err)
 		}
-		return false, nil
+		return false, bad, nil
 	}
-	return true, nil
+	return true, bad, nil
+}
+
+// pipeFailure is the first statement of a pipeline that did not pass
+// its check: stmts[at], with its error (nil: it matched no row).
+type pipeFailure struct {
+	at  int
+	err error
+}
+
+// redo runs the statements of a failed pipeline again one by one, up to
+// and including the one that failed, which reports or handles the
+// problem as usual. The redo must meet it too: a failure the redo does
+// not reproduce (the target changed in between, or something the
+// ROLLBACK TO SAVEPOINT does not undo, such as an AUTO_INCREMENT counter
+// a trigger moved, made the statement pass the second time) is reported
+// all the same, as the conflict it was, not hidden.
+func (s *Sink) redo(ops []op, stmts []pipeStmt, bad pipeFailure, st *Stats) error {
+	p := stmts[bad.at]
+	if err := s.execOpsOneByOne(ops[:p.first+p.n], st); err != nil {
+		return err
+	}
+	o := &ops[p.first]
+	switch {
+	case bad.err == nil:
+		return s.conflictError(o, "no row on the target matches the before image (the statement matched none when first sent; "+
+			"run again after ROLLBACK TO SAVEPOINT, it did: the target is not what the binlog expects)")
+	case isDuplicate(bad.err):
+		return s.conflictError(o, "duplicate key on the target: "+serverMessage(bad.err)+" (when first sent; "+
+			"run again after ROLLBACK TO SAVEPOINT, it passed: something the rollback does not undo, such as an AUTO_INCREMENT counter moved by a trigger, differs)")
+	}
+	return s.execError(o, fmt.Errorf("target: %w (when first sent; run again after ROLLBACK TO SAVEPOINT, it passed)", bad.err))
 }
 
 // readResult reads the result of one pipelined command: the matched rows

@@ -71,6 +71,11 @@ type Sink struct {
 	pipeStmts    []pipeStmt // the statements in pipe
 	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
 
+	// Session state (session.go, versioned.go).
+	fkChecks  bool        // the session's foreign_key_checks
+	historyOn bool        // system_versioning_insert_history is ON
+	history   *historyRow // the history row the target just made itself
+
 	group     group
 	cur       Stats // counts of the open source transaction's executed changes
 	stats     Stats
@@ -127,6 +132,7 @@ type op struct {
 	c    change.Change
 	plan *plan
 	cols []int       // insert: the columns; update: the columns to set
+	fk   bool        // apply with foreign_key_checks=1
 	key  sqltext.Key // update, delete: how to find the row
 	size int         // bytes of values, roughly
 }
@@ -299,6 +305,7 @@ func (s *Sink) Rollback(_ context.Context) error {
 	}
 	s.group.rows -= len(s.pend) - s.curStart
 	s.truncatePending()
+	s.history = nil
 	if s.curExecuted {
 		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_tx"); err != nil {
 			return s.fail(fmt.Errorf("target: %w", err))
@@ -349,6 +356,7 @@ func (s *Sink) truncatePending() {
 
 func (s *Sink) rollbackCurrent() error {
 	s.truncatePending()
+	s.history = nil
 	s.cur = Stats{}
 	if s.curExecuted {
 		if err := s.plain("ROLLBACK TO SAVEPOINT binlogcdc_tx"); err != nil {

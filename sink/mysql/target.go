@@ -12,61 +12,100 @@ import (
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
-// targetSchema caches what the target has: the column names of each table
-// (looked up once in the target's information_schema) and, per event-time
-// table, which of its columns exist there. DDL empties it.
+// targetSchema caches what the target has: each table's catalog (looked
+// up once in the target's information_schema, catalog.go) and, per
+// event-time table, how its columns map there. DDL empties it.
 type targetSchema struct {
-	plans map[*tablemap.Table]*plan
-	cols  map[[2]string]map[string]bool // nil map: no such table
+	plans  map[*tablemap.Table]*plan
+	tables map[[2]string]*tableInfo
 }
 
 // plan is how one event-time table maps onto the target.
 type plan struct {
 	name string // `db`.`table`
-	keep []bool // the columns that exist on the target; nil: all
+	keep []bool // the columns that exist on the target (WHERE); nil: all
+	ins  []bool // the columns an INSERT writes: keep without generated ones; nil: all
+	set  []bool // the columns an UPDATE sets: ins without period columns; nil: all
+	// rowStart, rowEnd are the period columns of a system-versioned
+	// table (versioned.go), or -1.
+	rowStart, rowEnd int
 }
 
 // maxPlans bounds the plans kept; they are all dropped when it is reached.
 const maxPlans = 4096
 
+func (p *plan) versioned() bool { return p.rowStart >= 0 && p.rowEnd >= 0 }
+
 func (ts *targetSchema) clear() {
-	ts.plans, ts.cols = nil, nil
+	ts.plans, ts.tables = nil, nil
 }
 
 func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 	if p, ok := s.target.plans[t]; ok {
 		return p, nil
 	}
-	cols, err := s.targetColumns(t.DB, t.Name)
+	ti, err := s.tableInfo(t.DB, t.Name)
 	if err != nil {
 		return nil, err
 	}
-	if cols == nil {
+	if ti.cols == nil {
 		if s.opts.CreateTable == nil {
 			return nil, fmt.Errorf("the table does not exist on the target (replay its CREATE TABLE with --ddl apply, or use --create-tables)")
 		}
 		if err := s.createTable(t); err != nil {
 			return nil, err
 		}
-		if cols, err = s.targetColumns(t.DB, t.Name); err != nil {
+		if ti, err = s.tableInfo(t.DB, t.Name); err != nil {
 			return nil, err
 		}
-		if cols == nil {
+		if ti.cols == nil {
 			return nil, fmt.Errorf("the table is still missing on the target after CREATE TABLE")
 		}
 	}
-	p := &plan{name: string(sqltext.AppendTableName(nil, t.DB, t.Name))}
+	p := &plan{name: string(sqltext.AppendTableName(nil, t.DB, t.Name)), rowStart: -1, rowEnd: -1}
+	if len(ti.triggers) > 0 && !s.opts.FireTriggers {
+		return nil, fmt.Errorf("the table has triggers on the target (%s): replay would fire them on every replayed row, "+
+			"although the binlog already holds what the source's triggers did (a native replica does not fire them for row events). "+
+			"Drop them on the target, or use --fire-triggers if firing them again is what you want", strings.Join(ti.triggers, ", "))
+	}
+	mask := func() []bool {
+		m := make([]bool, len(t.Columns))
+		for j := range m {
+			m[j] = true
+		}
+		return m
+	}
 	var missing []string
 	for i := range t.Columns {
-		if !cols[strings.ToLower(t.Columns[i].Name)] {
+		ci, ok := ti.cols[strings.ToLower(t.Columns[i].Name)]
+		if !ok {
 			if p.keep == nil {
-				p.keep = make([]bool, len(t.Columns))
-				for j := range p.keep {
-					p.keep[j] = true
-				}
+				p.keep = mask()
 			}
 			p.keep[i] = false
 			missing = append(missing, sqltext.QuoteIdent(t.Columns[i].Name))
+		}
+		if !ok || ci.generated {
+			if p.ins == nil {
+				p.ins = mask()
+			}
+			p.ins[i] = false
+		}
+		if !ok || ci.generated || ci.period != 0 {
+			if p.set == nil {
+				p.set = mask()
+			}
+			p.set[i] = false
+		}
+		if ok && ci.period != 0 {
+			if ci.trxID {
+				return nil, fmt.Errorf("the table is system-versioned by transaction id on the target (%s): its history cannot be replayed, as the source's transaction ids mean nothing there", sqltext.QuoteIdent(t.Columns[i].Name))
+			}
+			if ci.period == 's' {
+				p.rowStart = i
+			} else {
+				p.rowEnd = i
+			}
 		}
 	}
 	if len(missing) > 0 {
@@ -74,6 +113,11 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 			return nil, fmt.Errorf("column %s does not exist on the target (use --ignore-missing-columns to leave such columns out)", strings.Join(missing, ", "))
 		}
 		s.logf("--ignore-missing-columns: %s lacks column %s on the target; left out", p.name, strings.Join(missing, ", "))
+	}
+	if p.versioned() {
+		if err := s.insertHistory(); err != nil {
+			return nil, err
+		}
 	}
 	if s.target.plans == nil || len(s.target.plans) >= maxPlans {
 		// Every reconnect of the source brings new event-time tables.
@@ -83,38 +127,21 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 	return p, nil
 }
 
-// targetColumns returns the lower-cased column names of db.name on the
-// target, or nil when the table does not exist.
-func (s *Sink) targetColumns(db, name string) (map[string]bool, error) {
+// tableInfo returns db.name's catalog on the target, cached.
+func (s *Sink) tableInfo(db, name string) (*tableInfo, error) {
 	k := [2]string{db, name}
-	if cols, ok := s.target.cols[k]; ok {
-		return cols, nil
+	if ti, ok := s.target.tables[k]; ok {
+		return ti, nil
 	}
-	st, err := s.stmts.get(s.conn, []byte("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"))
+	ti, err := s.loadTableInfo(db, name)
 	if err != nil {
-		return nil, fmt.Errorf("target: information_schema: %w", err)
+		return nil, err
 	}
-	r, err := st.Execute(db, name)
-	if err != nil {
-		return nil, fmt.Errorf("target: information_schema: %w", err)
+	if s.target.tables == nil {
+		s.target.tables = map[[2]string]*tableInfo{}
 	}
-	defer r.Close()
-	var cols map[string]bool
-	for i := range r.RowNumber() {
-		// GetString's string shares the result's memory, which the next
-		// query reuses once r is closed (go-mysql pools results): the
-		// cached names must be copies, or they turn into other names.
-		n, _ := r.GetString(i, 0)
-		if cols == nil {
-			cols = map[string]bool{}
-		}
-		cols[strings.Clone(strings.ToLower(n))] = true
-	}
-	if s.target.cols == nil {
-		s.target.cols = map[[2]string]map[string]bool{}
-	}
-	s.target.cols[k] = cols
-	return cols, nil
+	s.target.tables[k] = ti
+	return ti, nil
 }
 
 // createTable creates t on the target from its TABLE_MAP metadata, on a
@@ -141,7 +168,7 @@ func (s *Sink) createTable(t *tablemap.Table) error {
 		}
 	}
 	s.logf("--create-tables: created %s", string(sqltext.AppendTableName(nil, t.DB, t.Name)))
-	delete(s.target.cols, [2]string{t.DB, t.Name})
+	delete(s.target.tables, [2]string{t.DB, t.Name})
 	return nil
 }
 
@@ -167,11 +194,18 @@ func (s *Sink) ddl(c *change.Change) error {
 		s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 		return nil
 	}
-	if why := sqltext.NotReplayed(c); why != "" {
+	why := sqltext.NotReplayed(c)
+	if why == "" && !s.opts.FireTriggers && sqltext.IsTriggerDDL(c.SQL) {
+		why = "trigger DDL skipped (the binlog holds what the source's triggers did; --fire-triggers replays it)"
+	}
+	if why != "" {
 		s.logf("%s:%d: %s: %s", c.Pos.File, c.Pos.Offset, why, sqltext.OneLine(c.SQL, 200))
 		return nil
 	}
 	if err := s.commitGroup(c.Pos); err != nil {
+		return err
+	}
+	if err := s.setForeignKeyChecks(false); err != nil {
 		return err
 	}
 	retry := s.ddlRetry && c.Pos == s.cp.DDL

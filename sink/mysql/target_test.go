@@ -55,7 +55,8 @@ func TestTargetColumnsOutliveResults(t *testing.T) {
 		for _, tb := range []*tablemap.Table{table("t", "id", "k"), table("u", "x", "y")} {
 			insert(tb)
 		}
-		for k, cols := range s.target.cols {
+		for k, ti := range s.target.tables {
+			cols := ti.cols
 			for c := range cols {
 				if c != "id" && c != "k" && c != "x" && c != "y" {
 					t.Fatalf("round %d: the cached columns of %s.%s changed: %q", round, k[0], k[1], fmt.Sprint(cols))
