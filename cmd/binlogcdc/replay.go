@@ -39,6 +39,8 @@ type ReplayOptions struct {
 	GroupTime      time.Duration
 	Format         string
 	Flashback      bool
+	FireTriggers   bool
+	OmitColumns    []string
 
 	ddl    string // --ddl: "", "apply" or "skip" (set through ddlFlag)
 	policy mysqlsink.Policy
@@ -57,6 +59,8 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
 	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
+	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
+	f.StringArrayVar(&o.OmitColumns, "omit-columns", nil, "--format sql: leave these columns out of INSERT and UPDATE SET (the target's generated columns, which refuse values; --to finds them itself): `db.table.column[,...]`; repeatable")
 	f.StringVar(&o.Format, "format", "json", "output `format`: json, or sql (the statements that apply the changes, for the mysql client)")
 	if !stream {
 		f.BoolVar(&o.Flashback, "flashback", false, "write the SQL that undoes the selected changes, newest first (needs binlog_row_image=FULL)")
@@ -128,6 +132,12 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 				return bad("--"+n+" needs --to", "--to mysql://user@backup-host:3306/")
 			}
 		}
+	}
+	if (o.Format != "sql" || o.Flashback) && f.Changed("omit-columns") {
+		return bad("--omit-columns is for --format sql (--to learns the target's generated columns itself)", "--format sql")
+	}
+	if !o.enabled() && f.Changed("fire-triggers") {
+		return bad("--fire-triggers needs --to or --format sql", "--to mysql://user@backup-host:3306/")
 	}
 	if !o.enabled() && f.Changed("keep-dropped") {
 		return bad("--keep-dropped needs --to or --format sql", "--to mysql://user@backup-host:3306/")
@@ -213,6 +223,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	opts := mysqlsink.Options{
 		Replica: o.ReplicaName, OnConflict: o.policy, IgnoreMissingColumns: o.IgnoreMissing,
 		KeepDropped: o.KeepDropped, GroupRows: o.GroupRows, GroupTime: o.GroupTime, Logf: logf,
+		FireTriggers: o.FireTriggers, ForeignKeys: true,
 	}
 	if o.CreateTables {
 		opts.CreateTable = createTableSQL
@@ -228,7 +239,16 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 
 // sink returns the sink writing to out (SQL) or applying to the target.
 func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
-	opts := sqltext.Options{KeepDropped: r.o.KeepDropped, FlushEachCommit: stream, Logf: r.logf}
+	opts := sqltext.Options{KeepDropped: r.o.KeepDropped, FlushEachCommit: stream, Logf: r.logf,
+		FireTriggers: r.o.FireTriggers, ForeignKeys: true}
+	for _, list := range r.o.OmitColumns {
+		for _, c := range strings.Split(list, ",") {
+			if opts.Omit == nil {
+				opts.Omit = map[string]bool{}
+			}
+			opts.Omit[strings.ToLower(strings.TrimSpace(c))] = true
+		}
+	}
 	switch {
 	case r.target != nil:
 		return r.target, nil
