@@ -63,12 +63,14 @@ func (s *Sink) versionedOp(o *op, st *Stats) error {
 		if err := s.setTimestamp(afterStart); err != nil {
 			return err
 		}
+		ts := st.table(p.name)
+		updated := ts.Updated
 		err := s.update(o, st)
 		if rerr := s.plain("SET timestamp = DEFAULT"); err == nil && rerr != nil {
 			err = fmt.Errorf("target: SET timestamp = DEFAULT: %w", rerr)
 		}
-		if err != nil {
-			return err
+		if err != nil || ts.Updated == updated {
+			return err // failed, or a conflict skipped: no history row was made
 		}
 		h := slices.Clone(c.Before)
 		h[p.rowEnd] = afterStart

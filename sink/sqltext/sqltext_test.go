@@ -124,3 +124,57 @@ func TestIsTriggerDDL(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignKeyFlagsAndOmit: SET foreign_key_checks follows the rows
+// events' flags (1 unless NO_FOREIGN_KEY_CHECKS_F or MySQL 9.6+'s
+// USE_SQL_FOREIGN_KEY_F), DDL runs with 0, and omitted columns stay out of
+// INSERT and SET but not out of a keyless WHERE.
+func TestForeignKeyFlagsAndOmit(t *testing.T) {
+	tbl := &tablemap.Table{DB: "d", Name: "t", Columns: []tablemap.Column{{Name: "a"}, {Name: "g"}}}
+	row := func(a, g int64) change.Row { return change.Row{change.IntValue(a), change.IntValue(g)} }
+	var out strings.Builder
+	s := New(&out, Options{ForeignKeys: true, Omit: map[string]bool{"d.t.g": true}})
+	ctx := t.Context()
+	for _, c := range []change.Change{
+		{Op: change.Insert, Table: tbl, After: row(1, 2)},
+		{Op: change.Insert, Table: tbl, After: row(2, 4), Flags: change.RowsNoForeignKeyChecks | 1},
+		{Op: change.Update, Table: tbl, Before: row(2, 4), After: row(3, 6), Flags: change.RowsSQLForeignKey},
+		{Op: change.Delete, Table: tbl, Before: row(3, 6)},
+		{Op: change.DDL, DB: "d", SQL: "ALTER TABLE t ADD x INT"},
+		{Op: change.DDL, DB: "d", SQL: "CREATE DEFINER=`root`@`%` TRIGGER tg AFTER INSERT ON t FOR EACH ROW SET @x = 1"},
+	} {
+		if err := s.Write(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Commit(ctx, change.TxEnd{})
+	s.Close(ctx)
+	var got []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l != "" && !strings.HasPrefix(l, "--") && !strings.HasPrefix(l, "SET NAMES") && !strings.HasPrefix(l, "SET SESSION") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"SET foreign_key_checks = 1;",
+		"BEGIN;",
+		"INSERT INTO `d`.`t` (`a`) VALUES",
+		"(1);",
+		"SET foreign_key_checks = 0;",
+		"INSERT INTO `d`.`t` (`a`) VALUES",
+		"(2);",
+		"UPDATE `d`.`t` SET `a` = 3 WHERE `a` <=> 2 AND `g` <=> 4 LIMIT 1;",
+		"SET foreign_key_checks = 1;",
+		"DELETE FROM `d`.`t` WHERE `a` <=> 3 AND `g` <=> 6 LIMIT 1;",
+		"SET foreign_key_checks = 0;",
+		"USE `d`;",
+		"DELIMITER /*!*/;",
+		"ALTER TABLE t ADD x INT",
+		"/*!*/;",
+		"DELIMITER ;",
+		"COMMIT;",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
