@@ -219,6 +219,7 @@ func TestMariaDBTypes(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})
 		rpRun(t, 0, "read", index, "--to", dst.DSN()+"/")
 		rpCompare(t, src, dst, "read --to")
+		rpRun(t, 0, "verify", "--source", src.DSN(), "--to", dst.DSN()+"/", "--hash-rows")
 	})
 	t.Run("format-sql", func(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})

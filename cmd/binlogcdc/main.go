@@ -39,6 +39,7 @@ Commands:
   read      decode binlog files into JSON lines
   stream    follow a live server as a replica, with checkpoints
   recover   rebuild a dropped or truncated table from the binlogs
+  verify    compare a replayed copy with its source, table by table
   version   print the version
 
 Run 'binlogcdc <command> --help' for a command's flags.
@@ -72,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runStreamArgs(ctx, args[1:], stdout, stderr, sig)
 	case "recover": // binlogcdc recover: cmd/binlogcdc/recover.go
 		err = runRecoverArgs(ctx, args[1:], stdout, stderr)
+	case "verify": // binlogcdc verify: cmd/binlogcdc/verify.go
+		err = runVerifyArgs(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "binlogcdc", version()) // version.go
 	case "help", "-h", "--help":

@@ -1,0 +1,502 @@
+package verify
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+)
+
+// plan is how one table is compared: the SQL expressions of a row's
+// hash, its key's identity and the key as the report shows it.
+type plan struct {
+	src, dst *tableInfo
+	hash     string // MD5 of the row's exact text
+	keyID    string // the key's exact text; "" without a primary key
+	display  string // the key (or the row, without a key) for people
+	order    string // ORDER BY list: the key's columns
+	intKey   string // the first key column, when it is an integer
+	opts     Options
+	out      *Table
+}
+
+// integer types whose range can be bisected.
+var intTypes = map[string]bool{"tinyint": true, "smallint": true, "mediumint": true, "int": true, "bigint": true}
+
+// numeric types shown (and hashed) as their decimal text.
+var textTypes = map[string]bool{"decimal": true, "float": true, "double": true}
+
+var binaryTypes = map[string]bool{"binary": true, "varbinary": true, "tinyblob": true, "blob": true, "mediumblob": true,
+	"longblob": true, "inet4": true, "inet6": true, "uuid": true, "geometry": true, "point": true, "linestring": true,
+	"polygon": true, "multipoint": true, "multilinestring": true, "multipolygon": true, "geometrycollection": true}
+
+// exact is a column's exact text: HEX of the bytes (strings, binary,
+// temporal text, ENUM/SET labels) or of the integer; the decimal text of
+// DECIMAL, FLOAT and DOUBLE (HEX would round them to integers); 'N' for
+// NULL, which no HEX or number gives.
+func exact(c column) string {
+	ref := quote(c.name)
+	if textTypes[c.dataType] {
+		return "IFNULL(CAST(" + ref + " AS CHAR), 'N')"
+	}
+	return "IFNULL(HEX(" + ref + "), 'N')"
+}
+
+// shown is a column's value for the report.
+func shown(c column) string {
+	ref := quote(c.name)
+	switch {
+	case textTypes[c.dataType] || intTypes[c.dataType] || c.dataType == "year" || c.dataType == "bit":
+		return "IFNULL(CAST(" + ref + "+0 AS CHAR), 'NULL')"
+	case binaryTypes[c.dataType]:
+		return "IFNULL(CONCAT('0x', HEX(" + ref + ")), 'NULL')"
+	}
+	return "QUOTE(" + ref + ")"
+}
+
+func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
+	out := &Table{DB: st.db, Name: st.name, Versioned: st.versioned}
+	cols := commonColumns(st, dt, out)
+	if len(cols) == 0 {
+		out.Schema = append(out.Schema, "no columns in common")
+		return out, nil
+	}
+	p := &plan{src: st, dst: dt, opts: opts, out: out}
+	var exacts []string
+	for _, c := range cols {
+		exacts = append(exacts, exact(c))
+	}
+	p.hash = "MD5(CONCAT_WS(','," + strings.Join(exacts, ",") + "))"
+	byName := map[string]column{}
+	for _, c := range cols {
+		byName[c.name] = c
+	}
+	key := st.key
+	if strings.Join(st.key, "\x00") != strings.Join(dt.key, "\x00") {
+		out.Schema = append(out.Schema, fmt.Sprintf("primary key: source (%s), target (%s)", names(st.key), names(dt.key)))
+		key = nil
+	}
+	for _, k := range key {
+		if _, ok := byName[k]; !ok {
+			key = nil
+		}
+	}
+	if st.versioned && len(key) > 0 {
+		// History rows repeat the key: the row end tells them apart.
+		if end := periodEnd(cols); end != "" && !contains(key, end) {
+			key = append(append([]string(nil), key...), end)
+		}
+	}
+	if len(key) > 0 {
+		var ids, disp, order []string
+		for _, k := range key {
+			ids = append(ids, exact(byName[k]))
+			disp = append(disp, "CONCAT("+literal(quote(k)+"=")+", "+shown(byName[k])+")")
+			order = append(order, quote(k))
+		}
+		p.keyID = "CONCAT_WS(','," + strings.Join(ids, ",") + ")"
+		p.display = "CONCAT_WS(', '," + strings.Join(disp, ",") + ")"
+		p.order = strings.Join(order, ", ")
+		if intTypes[byName[key[0]].dataType] {
+			p.intKey = quote(key[0])
+		}
+	} else {
+		var disp []string
+		for _, c := range cols {
+			disp = append(disp, shown(c))
+		}
+		p.display = "CONCAT('(', CONCAT_WS(', '," + strings.Join(disp, ",") + "), ')')"
+	}
+
+	var err error
+	if out.SourceRows, err = s.count(st); err != nil {
+		return nil, err
+	}
+	if out.TargetRows, err = d.count(dt); err != nil {
+		return nil, err
+	}
+	if len(out.Schema) == 0 && !st.versioned && !dt.versioned && out.SourceRows == out.TargetRows && !opts.HashRows {
+		cs, err := s.checksum(st)
+		if err != nil {
+			return nil, err
+		}
+		cd, err := d.checksum(dt)
+		if err != nil {
+			return nil, err
+		}
+		if cs == cd {
+			out.Method = "CHECKSUM TABLE"
+			return out, nil
+		}
+	}
+	as, err := p.aggregate(s, p.src, "1")
+	if err != nil {
+		return nil, err
+	}
+	ad, err := p.aggregate(d, p.dst, "1")
+	if err != nil {
+		return nil, err
+	}
+	out.Method = "row hashes"
+	if as == ad {
+		return out, nil
+	}
+	if p.intKey != "" {
+		err = p.bisect(s, d)
+	} else {
+		err = p.buckets(s, d)
+	}
+	return out, err
+}
+
+// commonColumns returns the source's columns that the target has too, and
+// notes every difference of the columns in out.Schema.
+func commonColumns(st, dt *tableInfo, out *Table) []column {
+	if st.versioned != dt.versioned {
+		out.Schema = append(out.Schema, fmt.Sprintf("system versioning: source %v, target %v", st.versioned, dt.versioned))
+	}
+	tcols := map[string]column{}
+	for _, c := range dt.cols {
+		tcols[strings.ToLower(c.name)] = c
+	}
+	var cols []column
+	seen := map[string]bool{}
+	for _, c := range st.cols {
+		lc := strings.ToLower(c.name)
+		seen[lc] = true
+		tc, ok := tcols[lc]
+		switch {
+		case !ok:
+			out.Schema = append(out.Schema, "column "+quote(c.name)+" is missing on the target")
+			continue
+		case tc.typ != c.typ || tc.nullable != c.nullable:
+			out.Schema = append(out.Schema, fmt.Sprintf("column %s: source %s%s, target %s%s", quote(c.name), c.typ, nullText(c), tc.typ, nullText(tc)))
+		}
+		cols = append(cols, c)
+	}
+	for _, c := range dt.cols {
+		if !seen[strings.ToLower(c.name)] {
+			out.Schema = append(out.Schema, "column "+quote(c.name)+" is extra on the target")
+		}
+	}
+	if st.versioned && dt.versioned && periodEnd(cols) == "" {
+		// Implicit period columns are not in information_schema.
+		cols = append(cols, column{name: "row_start", dataType: "timestamp", extra: "ROW START"},
+			column{name: "row_end", dataType: "timestamp", extra: "ROW END"})
+	}
+	return cols
+}
+
+func nullText(c column) string {
+	if c.nullable == "NO" {
+		return " NOT NULL"
+	}
+	return ""
+}
+
+func periodEnd(cols []column) string {
+	for _, c := range cols {
+		if strings.Contains(c.extra, "ROW END") {
+			return c.name
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func names(cols []string) string {
+	var q []string
+	for _, c := range cols {
+		q = append(q, quote(c))
+	}
+	return strings.Join(q, ",")
+}
+
+// aggregate folds the hashes of the rows matching cond into "count xor
+// sum" (64 and 32 bits of each MD5).
+func (p *plan) aggregate(sd *side, t *tableInfo, cond string) (string, error) {
+	rows, err := sd.query("SELECT COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), 0), " +
+		"IFNULL(SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)), 0) FROM (SELECT " + p.hash + " AS h FROM " + from(t) +
+		" WHERE " + cond + ") x")
+	if err != nil {
+		return "", err
+	}
+	return str(rows[0][0]) + " " + str(rows[0][1]) + " " + str(rows[0][2]), nil
+}
+
+// full reports whether enough differing rows were named.
+func (p *plan) full() bool {
+	if len(p.out.Rows) >= p.opts.MaxRows {
+		p.out.Truncated = true
+		return true
+	}
+	return false
+}
+
+// bisect compares ranges of the integer first key column, halving the
+// ranges that differ until they hold at most Leaf rows on either side.
+func (p *plan) bisect(s, d *side) error {
+	lo, hi := new(big.Int), new(big.Int)
+	first := true
+	for _, x := range []struct {
+		sd *side
+		t  *tableInfo
+	}{{s, p.src}, {d, p.dst}} {
+		rows, err := x.sd.query("SELECT MIN(" + p.intKey + "), MAX(" + p.intKey + ") FROM " + from(x.t))
+		if err != nil {
+			return err
+		}
+		if rows[0][0] == nil {
+			continue
+		}
+		l, _ := new(big.Int).SetString(*rows[0][0], 10)
+		h, _ := new(big.Int).SetString(*rows[0][1], 10)
+		if l == nil || h == nil {
+			return fmt.Errorf("%s: the key's range %q..%q is not integer", x.sd.name, *rows[0][0], *rows[0][1])
+		}
+		if first || l.Cmp(lo) < 0 {
+			lo.Set(l)
+		}
+		if first || h.Cmp(hi) > 0 {
+			hi.Set(h)
+		}
+		first = false
+	}
+	if first {
+		return nil
+	}
+	return p.bisectRange(s, d, lo, hi)
+}
+
+func (p *plan) bisectRange(s, d *side, lo, hi *big.Int) error {
+	if p.full() {
+		return nil
+	}
+	cond := p.intKey + " BETWEEN " + lo.String() + " AND " + hi.String()
+	as, err := p.aggregate(s, p.src, cond)
+	if err != nil {
+		return err
+	}
+	ad, err := p.aggregate(d, p.dst, cond)
+	if err != nil {
+		return err
+	}
+	if as == ad {
+		return nil
+	}
+	var ns, nd int
+	fmt.Sscan(as, &ns)
+	fmt.Sscan(ad, &nd)
+	if (ns <= p.opts.Leaf && nd <= p.opts.Leaf) || lo.Cmp(hi) == 0 {
+		return p.matchRows(s, d, cond)
+	}
+	mid := new(big.Int).Add(lo, hi)
+	mid.Rsh(mid, 1) // floor, also below zero
+	if err := p.bisectRange(s, d, lo, mid); err != nil {
+		return err
+	}
+	return p.bisectRange(s, d, new(big.Int).Add(mid, big.NewInt(1)), hi)
+}
+
+// keyRow is one row of a range: its key's display and its hash.
+type keyRow struct{ display, hash string }
+
+// fetch returns the rows matching cond by key identity, and the
+// identities in key order.
+func (p *plan) fetch(sd *side, t *tableInfo, cond string) (map[string]keyRow, []string, error) {
+	rows, err := sd.query("SELECT " + p.keyID + ", " + p.hash + ", " + p.display + " FROM " + from(t) +
+		" WHERE " + cond + " ORDER BY " + p.order)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := make(map[string]keyRow, len(rows))
+	order := make([]string, 0, len(rows))
+	for _, r := range rows {
+		id := str(r[0])
+		if _, dup := m[id]; !dup {
+			order = append(order, id)
+		}
+		m[id] = keyRow{display: str(r[2]), hash: str(r[1])}
+	}
+	return m, order, nil
+}
+
+// matchRows names the differing rows among those matching cond.
+func (p *plan) matchRows(s, d *side, cond string) error {
+	ms, os, err := p.fetch(s, p.src, cond)
+	if err != nil {
+		return err
+	}
+	md, od, err := p.fetch(d, p.dst, cond)
+	if err != nil {
+		return err
+	}
+	for _, id := range os {
+		r := ms[id]
+		t, ok := md[id]
+		switch {
+		case !ok:
+			p.out.Rows = append(p.out.Rows, Row{Missing, r.display})
+		case t.hash != r.hash:
+			p.out.Rows = append(p.out.Rows, Row{Changed, r.display})
+		default:
+			continue
+		}
+		if p.full() {
+			return nil
+		}
+	}
+	for _, id := range od {
+		if _, ok := ms[id]; !ok {
+			p.out.Rows = append(p.out.Rows, Row{Extra, md[id].display})
+			if p.full() {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// buckets splits the rows by the first hex digits of the key's MD5 (of
+// the row's hash without a key), compares the buckets' aggregates and
+// matches the rows of the differing ones.
+func (p *plan) buckets(s, d *side) error {
+	n := max(p.out.SourceRows, p.out.TargetRows)
+	digits := 2
+	for n > int64(p.opts.Leaf)<<(4*digits) && digits < 5 {
+		digits++
+	}
+	bucket := "LEFT(h, " + fmt.Sprint(digits) + ")"
+	if p.keyID != "" {
+		bucket = "LEFT(MD5(" + p.keyID + "), " + fmt.Sprint(digits) + ")"
+	}
+	agg := func(sd *side, t *tableInfo) (map[string]string, error) {
+		rows, err := sd.query("SELECT b, COUNT(*), BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
+			"SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)) FROM (SELECT " + p.hash + " AS h, " +
+			strings.ReplaceAll(bucket, "LEFT(h,", "LEFT("+p.hash+",") + " AS b FROM " + from(t) + ") x GROUP BY b")
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		for _, r := range rows {
+			m[str(r[0])] = str(r[1]) + " " + str(r[2]) + " " + str(r[3])
+		}
+		return m, nil
+	}
+	bs, err := agg(s, p.src)
+	if err != nil {
+		return err
+	}
+	bd, err := agg(d, p.dst)
+	if err != nil {
+		return err
+	}
+	var differ []string
+	for b, a := range bs {
+		if bd[b] != a {
+			differ = append(differ, b)
+		}
+	}
+	for b := range bd {
+		if _, ok := bs[b]; !ok {
+			differ = append(differ, b)
+		}
+	}
+	sort.Strings(differ)
+	for len(differ) > 0 && !p.full() {
+		batch := differ[:min(16, len(differ))]
+		differ = differ[len(batch):]
+		var lits []string
+		for _, b := range batch {
+			lits = append(lits, "'"+b+"'")
+		}
+		cond := strings.ReplaceAll(bucket, "LEFT(h,", "LEFT("+p.hash+",") + " IN (" + strings.Join(lits, ",") + ")"
+		if p.keyID != "" {
+			err = p.matchRows(s, d, cond)
+		} else {
+			err = p.matchKeyless(s, d, cond)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matchKeyless compares the sorted hashes of the rows matching cond as
+// multisets, then shows the rows that are missing or extra.
+func (p *plan) matchKeyless(s, d *side, cond string) error {
+	hashes := func(sd *side, t *tableInfo) ([]string, error) {
+		rows, err := sd.query("SELECT h FROM (SELECT " + p.hash + " AS h FROM " + from(t) + " WHERE " + cond + ") x ORDER BY h")
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = str(r[0])
+		}
+		return out, nil
+	}
+	hs, err := hashes(s, p.src)
+	if err != nil {
+		return err
+	}
+	hd, err := hashes(d, p.dst)
+	if err != nil {
+		return err
+	}
+	var missing, extra []string
+	i, j := 0, 0
+	for i < len(hs) || j < len(hd) {
+		switch {
+		case j >= len(hd) || (i < len(hs) && hs[i] < hd[j]):
+			missing = append(missing, hs[i])
+			i++
+		case i >= len(hs) || hd[j] < hs[i]:
+			extra = append(extra, hd[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	for _, x := range []struct {
+		sd   *side
+		t    *tableInfo
+		hs   []string
+		kind Kind
+	}{{s, p.src, missing, Missing}, {d, p.dst, extra, Extra}} {
+		if len(x.hs) == 0 {
+			continue
+		}
+		x.hs = x.hs[:min(len(x.hs), p.opts.MaxRows)]
+		var lits []string
+		for _, h := range x.hs {
+			lits = append(lits, "'"+h+"'")
+		}
+		rows, err := x.sd.query("SELECT h, MIN(r) FROM (SELECT " + p.hash + " AS h, " + p.display + " AS r FROM " + from(x.t) +
+			" WHERE " + cond + ") x WHERE h IN (" + strings.Join(lits, ",") + ") GROUP BY h")
+		if err != nil {
+			return err
+		}
+		shownAs := map[string]string{}
+		for _, r := range rows {
+			shownAs[str(r[0])] = str(r[1])
+		}
+		for _, h := range x.hs {
+			p.out.Rows = append(p.out.Rows, Row{x.kind, shownAs[h]})
+			if p.full() {
+				return nil
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// side is one server: the source or the target.
+type side struct {
+	q    Querier
+	name string
+}
+
+// tableInfo is what the catalog says about a table.
+type tableInfo struct {
+	db, name  string
+	versioned bool
+	cols      []column
+	key       []string // the primary key's columns, in key order
+}
+
+type column struct {
+	name, typ, dataType, nullable, extra string
+}
+
+// exec runs a statement that returns no rows.
+func (s *side) exec(q string) error {
+	r, err := s.q.Execute(q)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", s.name, clip(q), err)
+	}
+	r.Close()
+	return nil
+}
+
+// query runs a statement and returns its rows as text (nil for NULL).
+func (s *side) query(q string) ([][]*string, error) {
+	r, err := s.q.Execute(q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", s.name, clip(q), err)
+	}
+	defer r.Close()
+	if r.Resultset == nil {
+		return nil, nil
+	}
+	out := make([][]*string, r.RowNumber())
+	for i := range out {
+		row := make([]*string, r.ColumnNumber())
+		for j := range row {
+			if null, _ := r.IsNull(i, j); null {
+				continue
+			}
+			v, err := r.GetString(i, j)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", s.name, clip(q), err)
+			}
+			v = strings.Clone(v) // GetString aliases the pooled result buffer
+			row[j] = &v
+		}
+		out[i] = row
+	}
+	return out, nil
+}
+
+func clip(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 200 {
+		return q[:200] + "…"
+	}
+	return q
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// begin sets the session up and opens a consistent snapshot.
+func (s *side) begin() error {
+	for _, q := range []string{
+		"SET SESSION time_zone = '+00:00'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"START TRANSACTION WITH CONSISTENT SNAPSHOT",
+	} {
+		if err := s.exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// binlogPos is the server's binlog position ("" when unknown).
+func (s *side) binlogPos() string {
+	rows, err := s.query("SHOW MASTER STATUS")
+	if err != nil || len(rows) == 0 || len(rows[0]) < 2 {
+		return ""
+	}
+	return str(rows[0][0]) + ":" + str(rows[0][1])
+}
+
+// systemDBs are never compared.
+var systemDBs = "'mysql','information_schema','performance_schema','sys'"
+
+// tables lists the selected base tables, keyed by "db\x00table".
+func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, error) {
+	rows, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES " +
+		"WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA NOT IN (" + systemDBs + ")")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*tableInfo{}
+	for _, r := range rows {
+		t := &tableInfo{db: str(r[0]), name: str(r[1]), versioned: str(r[2]) == "SYSTEM VERSIONED"}
+		if t.db == "binlogcdc" && t.name == "checkpoint" {
+			continue
+		}
+		if sel != nil && !sel(t.db, t.name) {
+			continue
+		}
+		out[t.db+"\x00"+t.name] = t
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	cols, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE, EXTRA " +
+		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range cols {
+		if t := out[str(r[0])+"\x00"+str(r[1])]; t != nil {
+			t.cols = append(t.cols, column{name: str(r[2]), typ: str(r[3]), dataType: strings.ToLower(str(r[4])), nullable: str(r[5]), extra: strings.ToUpper(str(r[6]))})
+		}
+	}
+	keys, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS " +
+		"WHERE INDEX_NAME = 'PRIMARY' AND TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range keys {
+		if t := out[str(r[0])+"\x00"+str(r[1])]; t != nil {
+			t.key = append(t.key, str(r[2]))
+		}
+	}
+	return out, nil
+}
+
+// count is the number of rows (with history for versioned tables).
+func (s *side) count(t *tableInfo) (int64, error) {
+	rows, err := s.query("SELECT COUNT(*) FROM " + from(t))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	fmt.Sscan(str(rows[0][0]), &n)
+	return n, nil
+}
+
+// checksum is CHECKSUM TABLE's result.
+func (s *side) checksum(t *tableInfo) (string, error) {
+	rows, err := s.query("CHECKSUM TABLE " + quote(t.db) + "." + quote(t.name))
+	if err != nil {
+		return "", err
+	}
+	if len(rows) != 1 || rows[0][1] == nil {
+		return "", fmt.Errorf("%s: CHECKSUM TABLE %s.%s returned no checksum", s.name, quote(t.db), quote(t.name))
+	}
+	return *rows[0][1], nil
+}
+
+// from is the FROM clause: the table, with its history when versioned.
+func from(t *tableInfo) string {
+	f := quote(t.db) + "." + quote(t.name)
+	if t.versioned {
+		f += " FOR SYSTEM_TIME ALL"
+	}
+	return f
+}
+
+// unionKeys returns the keys of both maps, sorted.
+func unionKeys(a, b map[string]*tableInfo) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]*tableInfo{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
