@@ -126,6 +126,16 @@ var alterCases = []alterCase{
 		"UPDATE pk_changed SET v = 30 WHERE code = 'c'",
 		"DELETE FROM pk_changed WHERE code = 'bb'",
 	}},
+	{name: "ddl_types", setup: []string{
+		"CREATE TABLE ddl_types (id INT NOT NULL, u UUID, i4 INET4 NOT NULL, i6 INET6, secret INT INVISIBLE, v VARCHAR(10) CHARACTER SET latin1, PRIMARY KEY (id))",
+		"INSERT INTO ddl_types (id, u, i4, i6, secret, v) VALUES (1, '123e4567-e89b-12d3-a456-426614174000', '10.0.0.1', '2001:db8::1', 42, 'é'), " +
+			"(2, NULL, '255.255.255.255', '::ffff:1.2.3.4', NULL, '')",
+		"ALTER TABLE ddl_types ADD COLUMN h INT INVISIBLE DEFAULT 7 AFTER id, MODIFY v VARCHAR(20) CHARACTER SET latin1 NOT NULL, ADD COLUMN k INET6 FIRST",
+		"INSERT INTO ddl_types (k, id, h, u, i4, v) VALUES ('fe80::1', 3, 8, 'ffffffff-ffff-ffff-ffff-ffffffffffff', '0.0.0.0', 'x')",
+		"UPDATE ddl_types SET secret = 43 WHERE id = 1",
+		"UPDATE ddl_types SET u = '00000000-0000-0000-0000-000000000001' WHERE id = 2",
+		"ALTER TABLE ddl_types CHANGE COLUMN u uu UUID NOT NULL",
+	}},
 }
 
 // raSnapshot is what the server holds of ra.table: its column
@@ -199,6 +209,9 @@ func TestRecoverAlters(t *testing.T) {
 				}
 			}
 			out, errs := recoverCLI(t, 0, "--table", "ra."+c.name, src.BinlogIndex())
+			if testing.Verbose() {
+				t.Logf("stderr:\n%s\nSQL:\n%s", errs, clip(string(out)))
+			}
 			dst.Exec(t, "DROP DATABASE IF EXISTS ra")
 			recLoadSQL(t, dst, out)
 			check("SQL output", errs)
@@ -218,4 +231,25 @@ func TestRecoverAlters(t *testing.T) {
 		})
 	}
 	_ = fmt.Sprint
+}
+
+// A table whose CREATE TABLE is not in the binlogs is rebuilt from its
+// TABLE_MAP: what that cannot say (UUID, INET4/INET6 types, INVISIBLE)
+// is listed on stderr and in the SQL's comment.
+func TestRecoverTableMapLosses(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE ra", "USE ra",
+		"CREATE TABLE old (id INT PRIMARY KEY, u UUID, i4 INET4, hidden INT INVISIBLE, b BINARY(16))")
+	src.FlushLogs(t)
+	src.Exec(t, "INSERT INTO ra.old (id, u, i4, hidden) VALUES (1, UUID(), '1.2.3.4', 5)", "DROP TABLE ra.old")
+	files := src.BinlogFiles(t)
+	out, errs := recoverCLI(t, 0, "--table", "ra.old", files[1])
+	for _, want := range []string{"rebuilt visible", "`u` BINARY(16), `i4` BINARY(4), `b` BINARY(16) may have been one of them"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the SQL's comment lacks %q:\n%s", want, clip(string(out)))
+		}
+	}
 }

@@ -289,8 +289,8 @@ func TestRecover(t *testing.T) {
 			t.Errorf("incarnation 2 was never altered: its schema should be the binlog's CREATE TABLE\n%s", errs)
 		}
 		errs = restore(t, "app", "daily", "SELECT * FROM app.daily ORDER BY id", daily1, "--incarnation", "1", src.BinlogIndex())
-		if !strings.Contains(errs, "schema: the TABLE_MAP") {
-			t.Errorf("incarnation 1 was altered: its schema should come from its TABLE_MAP\n%s", errs)
+		if !strings.Contains(errs, "schema: the binlog's CREATE TABLE statement at") || !strings.Contains(errs, "and the ALTER TABLE after it") {
+			t.Errorf("incarnation 1 was altered: its schema should come from its CREATE and ALTER TABLE\n%s", errs)
 		}
 		// --before picks by drop time: before now, the last one is #2.
 		out, _ := recoverCLI(t, 0, "--table", "app.daily", "--before", "2999-01-01", src.BinlogIndex())
@@ -307,8 +307,8 @@ func TestRecover(t *testing.T) {
 	t.Run("fresh-server-built-schema", func(t *testing.T) {
 		dst.Exec(t, "DROP DATABASE IF EXISTS app")
 		_, errs := recoverCLI(t, 0, "--table", "app.hist", "--to", dst.DSN(), src.BinlogIndex())
-		if !strings.Contains(errs, "schema: the TABLE_MAP") {
-			t.Errorf("hist was altered: its schema should come from its TABLE_MAP\n%s", errs)
+		if !strings.Contains(errs, "and the ALTER TABLE after it") {
+			t.Errorf("hist was altered: its schema should come from its CREATE and ALTER TABLE\n%s", errs)
 		}
 		recSameRows(t, "app.hist", recSnapshot(t, dst, "SELECT * FROM app.hist ORDER BY id"), hist)
 		cols := recSnapshot(t, dst, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'hist' ORDER BY ORDINAL_POSITION")

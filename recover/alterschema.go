@@ -30,12 +30,15 @@ type shape struct {
 	// list the columns that took it.
 	guessed bool
 	notes   []string
+	// rooted: derived from the CREATE TABLE statement (so the type names
+	// and visibility of every column are known), not from a TABLE_MAP.
+	rooted bool
 }
 
 func (s *shape) clone() *shape {
 	t := *s.t
 	t.Columns = slices.Clone(s.t.Columns)
-	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, guessed: s.guessed}
+	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, guessed: s.guessed, rooted: s.rooted}
 	for k, v := range s.typeNames {
 		n.typeNames[k] = v
 	}

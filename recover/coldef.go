@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,6 +210,9 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 				c.Length = 8
 			}
 		}
+	case "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION":
+		c.Type, c.Length, c.Collation = mysql.MYSQL_TYPE_GEOMETRY, 4, 63
+		c.GeometryType = slices.Index([]string{"GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION"}, word)
 	default:
 		return nil, fmt.Errorf("type %s is not derived from DDL", word)
 	}
@@ -376,8 +380,10 @@ func collationOf(cs, coll string, mariadb bool) uint32 {
 					continue
 				}
 				collIndex.byName[f][strings.ToLower(c.Name)] = id
-				if c.Default {
-					collIndex.defaultOfCS[f][strings.ToLower(c.Charset)] = id
+				// The flavor's own default has the lower id (ids the flavor
+				// lacks fall back to the other's entries, defaults included).
+				if cs := strings.ToLower(c.Charset); c.Default && collIndex.defaultOfCS[f][cs] == 0 {
+					collIndex.defaultOfCS[f][cs] = id
 				}
 			}
 		}

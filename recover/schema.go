@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
 	"github.com/binlogcdc/binlogcdc/internal/sqllex"
@@ -99,10 +101,69 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 	}
 	s.CreateSQL = sql
 	s.From = fmt.Sprintf("the TABLE_MAP of its last row change, at %s:%d", lastPos.File, lastPos.Offset)
-	if fin := stages[len(stages)-1]; fin.t != nil && !fin.fromMap {
+	fin := stages[len(stages)-1]
+	switch {
+	case fin.shape != nil && fin.shape.rooted && fin.t != nil:
+		s.CreateSQL = fromDDL(sql, s.Final, fin.shape)
+		s.From = fmt.Sprintf("the binlog's CREATE TABLE statement at %s:%d and the ALTER TABLE after it", inc.Created.Pos.File, inc.Created.Pos.Offset)
+		if len(inc.alters) > 1 {
+			s.From = fmt.Sprintf("the binlog's CREATE TABLE statement at %s:%d and the %d ALTER TABLEs after it", inc.Created.Pos.File, inc.Created.Pos.Offset, len(inc.alters))
+		}
+	case fin.t != nil && !fin.fromMap:
 		s.From = fmt.Sprintf("its last TABLE_MAP and the ALTER TABLE statements after it (the last at %s:%d)", lastPos.File, lastPos.Offset)
+		s.Warnings = append(s.Warnings, lostByTableMap(s.Final, fin.shape, h.MariaDB)...)
+	default:
+		s.Warnings = append(s.Warnings, lostByTableMap(s.Final, fin.shape, h.MariaDB)...)
 	}
 	return s, nil
+}
+
+// ddlNote heads a CREATE TABLE derived from the binlog's DDL statements.
+const ddlNote = "-- Rebuilt by binlogcdc from the binlog's CREATE TABLE and ALTER TABLE statements (the columns,\n" +
+	"-- their types, character sets, NULL, INVISIBLE, and the primary key), checked against its TABLE_MAPs.\n" +
+	"-- It lacks: column defaults, secondary indexes and UNIQUE keys, AUTO_INCREMENT, comments, foreign keys,\n" +
+	"-- CHECK constraints, display widths, ZEROFILL, and table options (engine, row format, partitioning).\n"
+
+// fromDDL rewrites the CREATE TABLE that tablemap.CreateTable built from
+// the derived final table: the types a TABLE_MAP cannot name (UUID,
+// INET4, INET6) as the DDL named them, and the note.
+func fromDDL(sql string, final *tablemap.Table, sh *shape) string {
+	sql = strings.Replace(sql, tablemap.CreateTableNote, ddlNote, 1)
+	for i := range final.Columns {
+		c := &final.Columns[i]
+		tn := sh.typeNames[strings.ToLower(c.Name)]
+		if tn == "" {
+			continue
+		}
+		line := "\n  " + tablemap.QuoteIdent(c.Name) + " " + fmt.Sprintf("BINARY(%d)", c.Length)
+		sql = strings.Replace(sql, line, "\n  "+tablemap.QuoteIdent(c.Name)+" "+tn, 1)
+	}
+	return sql
+}
+
+// lostByTableMap lists what a CREATE TABLE built from a MariaDB TABLE_MAP
+// may have lost beyond tablemap.CreateTableNote: the types it cannot name
+// and column visibility. Columns the DDL history named are left out.
+func lostByTableMap(final *tablemap.Table, sh *shape, mariadb bool) []string {
+	if !mariadb {
+		return nil
+	}
+	var bin []string
+	for i := range final.Columns {
+		c := &final.Columns[i]
+		if sh != nil && sh.typeNames[strings.ToLower(c.Name)] != "" {
+			continue
+		}
+		if c.Type == mysql.MYSQL_TYPE_STRING && c.IsBinary() && (c.Length == 16 || c.Length == 4) {
+			bin = append(bin, fmt.Sprintf("%s BINARY(%d)", tablemap.QuoteIdent(c.Name), c.Length))
+		}
+	}
+	out := []string{"MariaDB does not log column visibility: an INVISIBLE column of the table is rebuilt visible"}
+	if len(bin) > 0 {
+		out = append(out, fmt.Sprintf("MariaDB logs UUID and INET6 columns as BINARY(16), INET4 as BINARY(4): %s may have been one of them (the bytes are kept exactly)",
+			strings.Join(bin, ", ")))
+	}
+	return out
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

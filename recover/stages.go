@@ -73,9 +73,11 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 	}
 	if m := mapIn(change.Position{}, firstAlter); m != nil {
 		s0.t, s0.fromMap = m, true
-		if s0.shape != nil && !agrees(s0.shape.t, m) {
-			notes = append(notes, "binlogcdc's reading of the CREATE TABLE statement differs from the TABLE_MAP: the TABLE_MAP is used")
-			s0.shape = nil
+		if s0.shape != nil {
+			if why, ok := agrees(s0.shape.t, m); !ok {
+				notes = append(notes, "binlogcdc's reading of the CREATE TABLE statement differs from the TABLE_MAP ("+why+"): the TABLE_MAP is used")
+				s0.shape = nil
+			}
 		}
 		if s0.shape != nil {
 			s0.t = withVisibility(m, s0.shape.t)
@@ -115,9 +117,11 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 		}
 		if m := mapIn(a.ev.Pos, next); m != nil {
 			st.t, st.fromMap = m, true
-			if st.shape != nil && !agrees(st.shape.t, m) {
-				notes = append(notes, fmt.Sprintf("binlogcdc's reading of the ALTER TABLE at %s:%d differs from the TABLE_MAP after it: the TABLE_MAP is used", a.ev.Pos.File, a.ev.Pos.Offset))
-				st.shape = nil
+			if st.shape != nil {
+				if why, ok := agrees(st.shape.t, m); !ok {
+					notes = append(notes, fmt.Sprintf("binlogcdc's reading of the ALTER TABLE at %s:%d differs from the TABLE_MAP after it (%s): the TABLE_MAP is used", a.ev.Pos.File, a.ev.Pos.Offset, why))
+					st.shape = nil
+				}
 			}
 			if st.shape != nil {
 				st.t = withVisibility(m, st.shape.t)
@@ -134,19 +138,30 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 
 // agrees reports whether a derived table matches a TABLE_MAP: the same
 // columns, types and primary key (visibility aside: MariaDB does not log
-// it).
-func agrees(d, m *tablemap.Table) bool {
-	if len(d.Columns) != len(m.Columns) || !slices.Equal(d.PrimaryKey, m.PrimaryKey) {
-		return false
+// it); else what differs.
+func agrees(d, m *tablemap.Table) (string, bool) {
+	if len(d.Columns) != len(m.Columns) {
+		return fmt.Sprintf("%d columns, the TABLE_MAP has %d", len(d.Columns), len(m.Columns)), false
 	}
 	for i := range d.Columns {
 		x, y := d.Columns[i], m.Columns[i]
 		x.Visible, y.Visible = true, true
 		if !strings.EqualFold(x.Name, y.Name) || !sameType(&x, &y) || x.Nullable != y.Nullable {
-			return false
+			return fmt.Sprintf("column %s is %s, the TABLE_MAP says %s %s", tablemap.QuoteIdent(x.Name), describeCol(&x), tablemap.QuoteIdent(y.Name), describeCol(&y)), false
 		}
 	}
-	return true
+	if !slices.Equal(d.PrimaryKey, m.PrimaryKey) {
+		return "the primary key differs", false
+	}
+	return "", true
+}
+
+func describeCol(c *tablemap.Column) string {
+	s := typeText(c)
+	if !c.Nullable {
+		s += " NOT NULL"
+	}
+	return s
 }
 
 // shapeFromCreate reads the columns and primary key of a CREATE TABLE
@@ -167,7 +182,7 @@ func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
 	open := p.I
 	p.SkipGroup()
 	body := toks[open+1 : max(open+1, p.I-1)]
-	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}}
+	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}, rooted: true}
 	cs, coll := "", ""
 	for k := p.I; k+1 < len(toks); k++ {
 		t := toks[k]

@@ -223,6 +223,9 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 		"schema:  " + s.From,
 		fmt.Sprintf("rows:    %d (from %d inserts, %d updates, %d deletes)", res.Rows, res.Inserts, res.Updates, res.Deletes),
 	}
+	for _, w := range append(append([]string(nil), s.Warnings...), res.Notes...) {
+		header = append(header, "warning: "+w)
+	}
 	if err := recovery.WriteSQL(out, header, s, outDB, rows); err != nil {
 		return err
 	}
