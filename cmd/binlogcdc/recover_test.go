@@ -88,7 +88,7 @@ func TestRecoverShopCustomersAltered(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, s := range []string{
-		"-- schema:  the TABLE_MAP of its last row change, at shop.binlog:POS\n",
+		"-- schema:  the binlog's CREATE TABLE statement at shop.binlog:POS and the ALTER TABLE after it\n",
 		"  `phone` VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NULL,\n  `full_name` VARCHAR(80) CHARACTER SET latin1 COLLATE latin1_swedish_ci NULL,\n",
 		"INSERT INTO `shop`.`customers` (`id`,`email`,`phone`,`full_name`,`tier`,`tags`,`created`) VALUES " +
 			"(1,_utf8mb4'ana@example.com',_utf8mb4'+49 30 1234',_utf8mb4'Ana Müller',_utf8mb4'platinum',_utf8mb4'vip,wholesale','2024-06-15 12:34:56.123456')," +
