@@ -141,6 +141,9 @@ func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (chang
 	case catEnum:
 		switch fc {
 		case catEnum, catText, catSet:
+			if fc == catEnum && v.Uint() == 0 {
+				return v, true // the error value stays the error value, not a member ''
+			}
 			return enumByLabel(string(v.Bytes()), to), fc != catSet
 		case catInt:
 			i := v.Int()

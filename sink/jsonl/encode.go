@@ -165,7 +165,12 @@ func appendValue(b []byte, v change.Value) []byte {
 		return appendFloat(b, float64(v.Float32()), 32)
 	case change.Float64:
 		return appendFloat(b, v.Float(), 64)
-	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.Enum:
+	case change.Enum:
+		if v.Uint() == 0 {
+			return append(b, '0') // the error value, not the member ''
+		}
+		return appendStringBytes(b, v.Bytes())
+	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String:
 		return appendStringBytes(b, v.Bytes())
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())

@@ -58,6 +58,9 @@ func (s *Sink) canPipeline() bool {
 // with the same columns as multi-row INSERTs, several statements per
 // round trip where it can (see above).
 func (s *Sink) execOps(ops []op, st *Stats) error {
+	if enumErrorAt(ops) >= 0 {
+		return s.execOpsEnumErrors(ops, st) // enum.go
+	}
 	if !s.canPipeline() {
 		return s.execOpsOneByOne(ops, st)
 	}
@@ -374,12 +377,17 @@ func paramType(v change.Value) (typ, flag byte, ok bool) {
 	switch v.Kind() {
 	case change.Int:
 		return mysql.MYSQL_TYPE_LONGLONG, 0, true
+	case change.Enum:
+		if v.Uint() == 0 {
+			return mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
+		}
+		return mysql.MYSQL_TYPE_STRING, 0, true
 	case change.Uint:
 		return mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
 	case change.Float32, change.Float64:
 		return mysql.MYSQL_TYPE_DOUBLE, 0, true
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
-		change.String, change.Enum, change.Set, change.JSON:
+		change.String, change.Set, change.JSON:
 		return mysql.MYSQL_TYPE_STRING, 0, true
 	case change.Bytes, change.Vector, change.Geometry:
 		return mysql.MYSQL_TYPE_BLOB, 0, true
@@ -394,6 +402,10 @@ func appendParam(b []byte, v change.Value) []byte {
 		return b
 	case change.Int, change.Uint:
 		return binary.LittleEndian.AppendUint64(b, v.Uint())
+	case change.Enum:
+		if v.Uint() == 0 {
+			return binary.LittleEndian.AppendUint64(b, 0)
+		}
 	case change.Float32, change.Float64:
 		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
 	case change.Geometry:

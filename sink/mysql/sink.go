@@ -43,14 +43,15 @@ var _ sink.Sink = (*Sink)(nil)
 // concurrent use (they take a lock, which a background timer that commits
 // idle groups shares); the sink.Sink calls come from one goroutine.
 type Sink struct {
-	mu      sync.Mutex
-	cfg     Config
-	opts    Options
-	conn    *client.Conn
-	ddlConn *client.Conn // for CREATE TABLE inside an open transaction
-	stmts   stmtCache
-	b       sqltext.Builder
-	args    []any
+	mu       sync.Mutex
+	cfg      Config
+	opts     Options
+	conn     *client.Conn
+	ddlConn  *client.Conn // for CREATE TABLE inside an open transaction
+	stmts    stmtCache
+	b        sqltext.Builder
+	args     []any
+	warnings uint16 // of the last statement exec ran
 
 	cp       Checkpoint   // as read at Open
 	saved    change.TxEnd // the last checkpoint written (or read)

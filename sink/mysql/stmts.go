@@ -82,8 +82,13 @@ func bindValue(v change.Value) (any, error) {
 		return v.Uint(), nil
 	case change.Float32, change.Float64:
 		return v.Float(), nil
+	case change.Enum:
+		if v.Uint() == 0 {
+			return uint64(0), nil // the error value: index 0 (see enum.go)
+		}
+		return string(v.Bytes()), nil
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
-		change.String, change.Enum, change.Set, change.JSON:
+		change.String, change.Set, change.JSON:
 		return string(v.Bytes()), nil
 	case change.Bytes, change.Vector:
 		b := v.Bytes()
@@ -117,6 +122,7 @@ func (s *Sink) exec(b *sqltext.Builder) (uint64, error) {
 		return 0, err
 	}
 	n := r.AffectedRows
+	s.warnings = r.Warnings
 	r.Close()
 	return n, nil
 }

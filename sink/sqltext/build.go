@@ -79,6 +79,14 @@ func (b *Builder) cmp(c *tablemap.Column, v change.Value, exact bool) {
 		b.str(" <=> ")
 	}
 	switch v.Kind() {
+	case change.Enum:
+		if len(v.Bytes()) == 0 {
+			// '' matches both the error value and a member ''; the index
+			// (a number compares with an ENUM by index) matches one.
+			b.val(change.UintValue(v.Uint()))
+			return
+		}
+		b.val(v)
 	case change.Decimal:
 		if b.Mode == Placeholders {
 			// A string compares with a DECIMAL column as a double: cast it.
@@ -261,4 +269,18 @@ func (b *Builder) where(t *tablemap.Table, k Key, row change.Row) {
 	if !k.PK {
 		b.str(" LIMIT 1")
 	}
+}
+
+// EnumErrors counts the ENUM error values (index 0, which a non-strict
+// server stores for a value the ENUM lacks) among row's columns cols.
+// Only a statement run without strict mode stores them, as the number 0,
+// with one warning each.
+func EnumErrors(row change.Row, cols []int) int {
+	n := 0
+	for _, i := range cols {
+		if v := row[i]; v.Kind() == change.Enum && v.Uint() == 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -12,6 +12,10 @@ import (
 // as 0 in AUTO_INCREMENT columns.
 const SessionSQLMode = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
 
+// NonStrictSQLMode is SessionSQLMode without strict mode: the sql_mode
+// of a statement that stores an ENUM error value (see EnumErrors).
+const NonStrictSQLMode = "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+
 // SessionSetup are the statements that prepare a target session.
 var SessionSetup = []string{
 	"SET NAMES utf8mb4",

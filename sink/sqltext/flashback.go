@@ -109,6 +109,10 @@ func (f *Flashback) Write(_ context.Context, c *change.Change) error {
 			return err
 		}
 		cols := Columns(nil, c.Before, nil)
+		if EnumErrors(c.Before, cols) > 0 {
+			f.b.Insert("INSERT", t, cols, c.Before)
+			break
+		}
 		f.b.InsertHead("INSERT", t, cols)
 		n := len(f.b.SQL)
 		f.b.InsertTuple(cols, c.Before)
@@ -133,6 +137,9 @@ func (f *Flashback) Write(_ context.Context, c *change.Change) error {
 	}
 	if err := f.b.Err(); err != nil {
 		return rowError(c, err)
+	}
+	if c.Op != change.Insert && EnumErrors(c.Before, Columns(nil, c.Before, nil)) > 0 {
+		return f.record(recStmt, nil, nonStrict(f.b.SQL))
 	}
 	return f.record(recStmt, nil, f.b.SQL)
 }

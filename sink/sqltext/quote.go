@@ -127,7 +127,15 @@ func AppendLiteral(b []byte, v change.Value) ([]byte, error) {
 		b = append(b, '\'')
 		b = append(b, v.Bytes()...)
 		return append(b, '\''), nil
-	case change.String, change.Enum, change.Set, change.JSON:
+	case change.Enum:
+		if v.Uint() == 0 {
+			// The error value: '' would store the member '' where the
+			// ENUM has one. The number 0 stores index 0, under a
+			// non-strict sql_mode (see EnumErrors).
+			return append(b, '0'), nil
+		}
+		return AppendText(b, v.Bytes()), nil
+	case change.String, change.Set, change.JSON:
 		return AppendText(b, v.Bytes()), nil
 	case change.Bytes, change.Vector:
 		return AppendHex(b, v.Bytes()), nil

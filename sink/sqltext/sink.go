@@ -258,6 +258,10 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	switch c.Op {
 	case change.Insert:
 		cols := Columns(nil, c.After, write)
+		if EnumErrors(c.After, cols) > 0 {
+			s.b.Insert("INSERT", t, cols, c.After)
+			break
+		}
 		s.b.InsertHead("INSERT", t, cols)
 		n := len(s.b.SQL)
 		s.b.InsertTuple(cols, c.After)
@@ -284,8 +288,21 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	if err := s.b.Err(); err != nil {
 		return rowError(c, err)
 	}
+	if c.After != nil && EnumErrors(c.After, Columns(nil, c.After, write)) > 0 {
+		s.w.stmt(nonStrict(s.b.SQL))
+		return s.w.err
+	}
 	s.w.stmt(s.b.SQL)
 	return s.w.err
+}
+
+// nonStrict wraps a statement that stores an ENUM error value (see
+// EnumErrors) in the sql_mode that stores it: SET SESSION sql_mode works
+// on MariaDB and MySQL alike.
+func nonStrict(sql []byte) []byte {
+	out := []byte("SET SESSION sql_mode = '" + NonStrictSQLMode + "';\n")
+	out = append(out, sql...)
+	return append(out, ";\nSET SESSION sql_mode = '"+SessionSQLMode+"'"...)
 }
 
 // rowError names the change that could not be written.
