@@ -32,11 +32,16 @@ var binaryTypes = map[string]bool{"binary": true, "varbinary": true, "tinyblob":
 
 // exact is a column's exact text: HEX of the bytes (strings, binary,
 // temporal text, ENUM/SET labels) or of the integer; the decimal text of
-// DECIMAL, FLOAT and DOUBLE (HEX would round them to integers); 'N' for
-// NULL, which no HEX or number gives.
+// DECIMAL and DOUBLE (HEX would round them to integers: DOUBLE's text is
+// the shortest that reads back exactly), of FLOAT through DOUBLE (a
+// FLOAT's own text has 6 digits: 1.0000001 and 1.0000002 both print 1);
+// 'N' for NULL, which no HEX or number gives.
 func exact(c column) string {
 	ref := quote(c.name)
-	if textTypes[c.dataType] {
+	switch c.dataType {
+	case "float":
+		return "IFNULL(CAST(CAST(" + ref + " AS DOUBLE) AS CHAR), 'N')"
+	case "decimal", "double":
 		return "IFNULL(CAST(" + ref + " AS CHAR), 'N')"
 	}
 	return "IFNULL(HEX(" + ref + "), 'N')"

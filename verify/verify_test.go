@@ -38,6 +38,7 @@ var data = []string{
 	`UPDATE hist SET v = v + 100 WHERE id <= 5`,
 	`DELETE FROM hist WHERE id = 20`,
 	`INSERT INTO neg SELECT -seq, seq FROM seq_1_to_50`,
+	`UPDATE ints SET f = 1.0000001, t = '2024-01-01 00:00:00.5', tm = '-00:00:00.25' WHERE id IN (17, 19)`,
 }
 
 // pair starts two servers holding the same tables and rows (the UUIDs and
@@ -101,8 +102,9 @@ func TestVerify(t *testing.T) {
 		"UPDATE ints SET d = d + 0.00000000000000000000000000000000000001 WHERE id = 1234",
 		"DELETE FROM ints WHERE id = 2999",
 		"INSERT INTO ints (id) VALUES (5000)",
-		"UPDATE ints SET f = f * 1.001 WHERE id = 17",
+		"UPDATE ints SET f = 1.0000002 WHERE id = 17",
 		"UPDATE ints SET s = CONCAT(s, ' ') WHERE id = 18",
+		"UPDATE ints SET t = '2024-01-01 00:00:00.500001', tm = '-00:00:00.250001' WHERE id = 19",
 		"UPDATE comp SET v = 'changed' WHERE a = 'k7' AND b = 7",
 		"DELETE FROM comp WHERE a = 'k8' AND b = 8",
 		"INSERT INTO comp VALUES ('zz', 1, NULL)",
@@ -114,7 +116,7 @@ func TestVerify(t *testing.T) {
 	rep, out = run(t, src, dst, verify.Options{})
 	t.Logf("differing:\n%s", out)
 	want := map[string][]string{
-		"ints":  {"changed `id`=1234", "missing `id`=2999", "extra   `id`=5000", "changed `id`=17", "changed `id`=18"},
+		"ints":  {"changed `id`=1234", "missing `id`=2999", "extra   `id`=5000", "changed `id`=17", "changed `id`=18", "changed `id`=19"},
 		"comp":  {"changed `a`='k7', `b`=7", "missing `a`='k8', `b`=8", "extra   `a`='zz', `b`=1"},
 		"uu":    {"changed `u`="},
 		"nokey": {"missing (3, NULL)", "extra   (77, 'extra')"},
