@@ -171,8 +171,8 @@ func classifyDial(ctx context.Context, err error, cfg LiveConfig) error {
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == mysql.ER_ACCESS_DENIED_ERROR {
 		if c, cerr := Connect(ctx, cfg); cerr == nil {
-			c.Close()
-			return missingPrivilege(me, cfg)
+			defer c.Close()
+			return missingPrivilege(me, account(c, cfg))
 		}
 	}
 	return classify(err, cfg)

@@ -107,16 +107,37 @@ func classify(err error, cfg LiveConfig) error {
 		return &PreflightError{Problem: "the server refused the login", Err: err,
 			Hint: "check the user in the DSN and the password (--password-file, MYSQL_PWD or the DSN)"}
 	case mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR:
-		return missingPrivilege(err, cfg)
+		return missingPrivilege(err, account(nil, cfg))
 	case 1236: // ER_MASTER_FATAL_ERROR_READING_BINLOG
 		return readFailure(err, me) // readfail.go
 	}
 	return err
 }
 
-func missingPrivilege(err error, cfg LiveConfig) *PreflightError {
+// missingPrivilege is the error for a user without a replication
+// privilege; acct is the account to grant it to (see account).
+func missingPrivilege(err error, acct string) *PreflightError {
 	return &PreflightError{Problem: "the user lacks a replication privilege", Err: err,
-		Hint: fmt.Sprintf("run on the server: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%' (MariaDB 10.5+: GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '%s'@'%%')", cfg.User, cfg.User)}
+		Hint: fmt.Sprintf("run on the server: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO %s (MariaDB 10.5+: GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO %s)", acct, acct)}
+}
+
+// account returns the account the server matched the login to, as GRANT
+// names it ('repl'@'10.0.%'): SELECT CURRENT_USER() on c. Without c, or
+// when that fails, the user with a host to fill in.
+func account(c *client.Conn, cfg LiveConfig) string {
+	if c != nil {
+		if r, err := c.Execute("SELECT CURRENT_USER()"); err == nil && r.RowNumber() == 1 {
+			if cu, _ := r.GetString(0, 0); strings.Contains(cu, "@") {
+				i := strings.LastIndexByte(cu, '@')
+				return quoteAccountPart(cu[:i]) + "@" + quoteAccountPart(cu[i+1:])
+			}
+		}
+	}
+	return quoteAccountPart(cfg.User) + "@'<host>' (the host part of SELECT CURRENT_USER() for this login)"
+}
+
+func quoteAccountPart(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
 // Preflight checks that the server writes what binlogcdc can read.
@@ -161,6 +182,10 @@ func Preflight(ctx context.Context, cfg LiveConfig) (*ServerInfo, error) {
 	}
 	// REPLICATION CLIENT (MySQL) / BINLOG MONITOR (MariaDB) lets us list binlogs.
 	if _, err := conn.Execute("SHOW BINARY LOGS"); err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) && me.Code == mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR {
+			return info, missingPrivilege(err, account(conn, cfg))
+		}
 		return info, classify(err, cfg)
 	}
 	return info, nil

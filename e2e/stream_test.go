@@ -508,9 +508,9 @@ func TestStreamSetupErrors(t *testing.T) {
 		{"wrong password in the DSN", nil, []string{"--source", "mysql://cdc:" + wrong + "@" + srv.Addr()},
 			[]string{"the server refused the login"}},
 		{"no privileges", []string{"MYSQL_PWD=" + pw}, []string{"--source", dsn("nopriv")},
-			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'nopriv'@'%'"}},
+			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'nopriv'@'127.0.0.1'"}},
 		{"no REPLICATION SLAVE", []string{"MYSQL_PWD=" + pw}, []string{"--source", dsn("monitor"), "--from", "now"},
-			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'monitor'@'%'"}},
+			[]string{"lacks a replication privilege", "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'monitor'@'127.0.0.1'"}},
 		{"binlog_row_metadata=MINIMAL", nil, []string{"--source", minimal.DSN()},
 			[]string{"binlog_row_metadata is MINIMAL, not FULL", "SET GLOBAL binlog_row_metadata = FULL"}},
 	} {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/spf13/pflag"
@@ -148,4 +151,30 @@ func checkStreamArgs(o *StreamOptions) error {
 		}
 	}
 	return nil
+}
+
+// connectHint says what to check when err is a failure to reach a server
+// (nothing listens, the name does not resolve, no answer), or "".
+func connectHint(err error) string {
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return fmt.Sprintf("the host name %q does not resolve: check the host in the DSN (--source, --to)", de.Name)
+	}
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "dial" {
+		return ""
+	}
+	addr := ""
+	if oe.Addr != nil {
+		addr = oe.Addr.String()
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("nothing accepts connections at %s: is the server running, and is the port right (3306 by default; see its 'port' setting)? Try: mariadb -h HOST -P PORT -u USER", addr)
+	case oe.Timeout():
+		return fmt.Sprintf("%s does not answer: a firewall, or the wrong host", addr)
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return fmt.Sprintf("%s cannot be reached from this machine: check the host and the network", addr)
+	}
+	return ""
 }

@@ -174,5 +174,8 @@ func report(err error, stderr io.Writer) int {
 		return exitCorrupt
 	}
 	fmt.Fprintf(stderr, "binlogcdc: %v\n", err)
+	if h := connectHint(err); h != "" { // args.go
+		fmt.Fprintf(stderr, "hint: %s\n", h)
+	}
 	return exitError
 }

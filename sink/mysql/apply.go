@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -150,7 +151,7 @@ func isDuplicate(err error) bool {
 // insertRun inserts rows sharing one shape.
 func (s *Sink) insertRun(ops []op, st *Stats) error {
 	for len(ops) > 0 {
-		k := insertChunk(ops)
+		k := insertChunk(ops, s.batchBytesLimit())
 		chunk := ops[:k]
 		o := &chunk[0]
 		s.b.Reset()
@@ -178,6 +179,9 @@ func (s *Sink) insertRun(ops []op, st *Stats) error {
 				return err
 			}
 		default:
+			if e := s.packetError(batchBytes(chunk), err); e != nil {
+				return changeError(&o.c, e)
+			}
 			return s.execError(o, err)
 		}
 		ops = ops[k:]
@@ -325,8 +329,20 @@ func (s *Sink) conflictError(o *op, problem string) *ConflictError {
 		Pos: c.Pos, Row: c.RowIndex, GTID: c.GTID, Problem: problem, Checkpoint: at}
 }
 
+// batchBytesLimit bounds the values of one multi-row INSERT: maxBatchBytes,
+// and half the target's max_allowed_packet, which a statement must fit.
+func (s *Sink) batchBytesLimit() int {
+	if s.maxAllowedPacket > 0 {
+		return min(maxBatchBytes, s.maxAllowedPacket/2)
+	}
+	return maxBatchBytes
+}
+
 // execError wraps a server error that is not a conflict.
 func (s *Sink) execError(o *op, err error) error {
+	if e := s.packetError(o.size, err); e != nil {
+		return changeError(&o.c, e)
+	}
 	switch myErrorCode(err) {
 	case mysql.ER_ROW_IS_REFERENCED_2, mysql.ER_NO_REFERENCED_ROW_2:
 		if o.fk {
@@ -335,6 +351,31 @@ func (s *Sink) execError(o *op, err error) error {
 		}
 	}
 	return changeError(&o.c, fmt.Errorf("target: %w", err))
+}
+
+// packetError explains err as a statement larger than the target's
+// max_allowed_packet, when it is one: the server refuses it with ERROR
+// 1153, or, when it notices while the client still writes, just closes
+// the connection ("connection reset by peer").
+func (s *Sink) packetError(size int, err error) error {
+	var me *mysql.MyError
+	tooBig := errors.As(err, &me) && me.Code == mysql.ER_NET_PACKET_TOO_LARGE
+	if !tooBig && (me != nil || s.maxAllowedPacket <= 0 || size < s.maxAllowedPacket*9/10) {
+		return nil
+	}
+	return fmt.Errorf("target: the statement for this row needs about %d bytes, more than the target's max_allowed_packet (%d bytes), so the target refused it (%v); "+
+		"raise it on the target: SET GLOBAL max_allowed_packet = 1073741824 (and in its my.cnf), then run again: binlogcdc resumes at its checkpoint", size, s.maxAllowedPacket, err)
+}
+
+// readMaxAllowedPacket returns the server's max_allowed_packet, or 0.
+func readMaxAllowedPacket(c *client.Conn) int {
+	r, err := c.Execute("SELECT @@max_allowed_packet")
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	n, _ := r.GetInt(0, 0)
+	return int(n)
 }
 
 func serverMessage(err error) string {

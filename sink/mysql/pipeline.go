@@ -131,7 +131,7 @@ func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
 			for j < len(ops) && sameInsert(&ops[j], o) {
 				j++
 			}
-			k = insertChunk(ops[n:j])
+			k = insertChunk(ops[n:j], s.batchBytesLimit())
 			s.b.InsertHead("INSERT", o.c.Table, o.cols)
 			for i := n; i < n+k; i++ {
 				if i > n {
@@ -171,14 +171,14 @@ func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
 
 // insertChunk is how many of the rows of an insert run (same table, same
 // columns) go into the next INSERT: a power of two (few statement shapes
-// to prepare), within maxBatchRows, maxPlaceholders and maxBatchBytes.
-func insertChunk(ops []op) int {
+// to prepare), within maxBatchRows, maxPlaceholders and maxBytes.
+func insertChunk(ops []op, maxBytes int) int {
 	limit := min(maxBatchRows, max(1, maxPlaceholders/len(ops[0].cols)))
 	k := 1
 	for k*2 <= min(len(ops), limit) {
 		k *= 2
 	}
-	for k > 1 && batchBytes(ops[:k]) > maxBatchBytes {
+	for k > 1 && batchBytes(ops[:k]) > maxBytes {
 		k /= 2
 	}
 	return k

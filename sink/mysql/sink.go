@@ -61,11 +61,13 @@ type Sink struct {
 
 	ddlPendingCommit bool // a DDL ran; its Commit saves the checkpoint on its own
 
-	pend        []op // changes not yet executed
-	pendBytes   int  // their size
-	curStart    int  // pend[curStart:] belong to the open source transaction
-	curExecuted bool // some of its changes were executed (after a SAVEPOINT)
-	inTx        bool // a target transaction is open
+	pend      []op // changes not yet executed
+	pendBytes int  // their size
+
+	maxAllowedPacket int  // the target's max_allowed_packet (0: unknown)
+	curStart         int  // pend[curStart:] belong to the open source transaction
+	curExecuted      bool // some of its changes were executed (after a SAVEPOINT)
+	inTx             bool // a target transaction is open
 
 	// Pipelining (pipeline.go).
 	pipe         []byte     // SAVEPOINT and COM_STMT_EXECUTE packets to send
@@ -116,6 +118,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{cfg: cfg, opts: opts, conn: c, cp: cp, stopTimer: make(chan struct{}), timerDone: make(chan struct{})}
+	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
 	s.ddlRetry = cp.DDL.File != ""
