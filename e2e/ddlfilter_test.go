@@ -272,3 +272,51 @@ func TestDDLFiltersMixed(t *testing.T) {
 		}
 	}
 }
+
+// TestDDLFiltersDatabases: DROP DATABASE passes when the filters select
+// the whole database, is left out when they select none of it, and stops
+// the run when they select part of it; a routine in a partly selected
+// database is left out with a warning.
+func TestDDLFiltersDatabases(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t,
+		"CREATE DATABASE shop", "CREATE DATABASE hr",
+		"CREATE TABLE shop.orders (id INT PRIMARY KEY)", "CREATE TABLE shop.promo (id INT PRIMARY KEY)",
+		"CREATE TABLE hr.emp (id INT PRIMARY KEY)", "CREATE TABLE hr.dept (id INT PRIMARY KEY)",
+		"USE hr",
+		"CREATE PROCEDURE shop.p() BEGIN END",
+		"DROP DATABASE hr")
+	index := src.BinlogIndex()
+	ddlOf := func(out []byte) string {
+		recs, err := ParseLines(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, r := range recs {
+			s = append(s, r.SQL)
+		}
+		return strings.Join(s, "\n")
+	}
+
+	out, errOut := rpRun(t, 0, "read", index, "--ddl", "--tables", "hr.*")
+	if got := ddlOf(out); got != "CREATE DATABASE hr\nCREATE TABLE hr.emp (id INT PRIMARY KEY)\nCREATE TABLE hr.dept (id INT PRIMARY KEY)\nDROP DATABASE hr" {
+		t.Errorf("--tables hr.*: DDL\n%s", got)
+	}
+	if strings.Contains(errOut, "warning") {
+		t.Errorf("--tables hr.*: %s", errOut)
+	}
+
+	out, errOut = rpRun(t, 0, "read", index, "--ddl", "--tables", "shop.orders")
+	if got := ddlOf(out); got != "CREATE DATABASE shop\nCREATE TABLE shop.orders (id INT PRIMARY KEY)" {
+		t.Errorf("--tables shop.orders: DDL\n%s", got)
+	}
+	if !strings.Contains(errOut, "CREATE PROCEDURE in the database `shop`, where the filters select some tables only") {
+		t.Errorf("--tables shop.orders: no warning about the procedure:\n%s", errOut)
+	}
+
+	_, errOut = rpRun(t, 1, "read", index, "--ddl", "--tables", "hr.emp")
+	if !strings.Contains(errOut, "DROP DATABASE touches the database `hr`, which holds tables the filters select and tables they leave out") {
+		t.Errorf("--tables hr.emp: want an error for DROP DATABASE hr:\n%s", errOut)
+	}
+}

@@ -80,12 +80,15 @@ func TestRedact(t *testing.T) {
 		{"SET PASSWORD = 0x7077", "SET PASSWORD = <redacted>"},
 		{"CREATE TABLE t (password VARCHAR(3) DEFAULT 'x')", "CREATE TABLE t (password VARCHAR(3) DEFAULT 'x')"},
 		{"DROP USER u", "DROP USER u"},
+		{"CREATE USER IF NOT EXISTS 'r'@'%' IDENTIFIED BY 'zk<9ZL)lpRoe452n' WITH MAX_USER_CONNECTIONS 0", "CREATE USER IF NOT EXISTS 'r'@'%' IDENTIFIED BY <redacted> WITH MAX_USER_CONNECTIONS 0"},
+		{"SET PASSWORD = PASSWORD(12345)", "SET PASSWORD = PASSWORD(<redacted>)"},
+		{"CREATE USER u IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$x'", "CREATE USER u IDENTIFIED WITH <redacted> AS <redacted>"},
 	} {
 		got, _ := Redact(c.sql)
 		if got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.sql, got, c.want)
 		}
-		for _, pw := range []string{"pw1", "pw2", "pw3", "pw4", "pw5", "*AB12", "*CD", "7077"} {
+		for _, pw := range []string{"pw1", "pw2", "pw3", "pw4", "pw5", "*AB12", "*CD", "7077", "zk<9", "12345", "$A$005"} {
 			if strings.Contains(got, pw) {
 				t.Errorf("%s: %s left in", c.sql, pw)
 			}

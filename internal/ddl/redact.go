@@ -25,13 +25,16 @@ func Redact(sql string) (out string, changed bool) {
 	toks := sqllex.Lex(sql)
 	var b strings.Builder
 	last, armed := 0, false
-	for _, t := range toks {
+	for k, t := range toks {
 		if t.Is("IDENTIFIED") || t.Is("PASSWORD") || t.Is("OLD_PASSWORD") {
 			armed = true
 			continue
 		}
 		if !armed || !secret(t) {
 			continue
+		}
+		if t.Kind != sqllex.String && k > 0 && !valuePlace(toks[k-1]) {
+			continue // a number that is no password: MAX_USER_CONNECTIONS 10
 		}
 		b.WriteString(sql[last:t.Start])
 		b.WriteString(Redacted)
@@ -54,4 +57,9 @@ func secret(t sqllex.Token) bool {
 		return len(t.Text) > 2 && t.Text[0] == '0' && (t.Text[1] == 'x' || t.Text[1] == 'X' || t.Text[1] == 'b' || t.Text[1] == 'B')
 	}
 	return false
+}
+
+// valuePlace reports a token after which a password value may come.
+func valuePlace(t sqllex.Token) bool {
+	return t.Is("BY") || t.Is("AS") || t.Is("USING") || t.Is("PASSWORD") || t.IsPunct('=') || t.IsPunct('(') || t.IsPunct(',')
 }
