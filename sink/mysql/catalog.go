@@ -51,7 +51,7 @@ func (s *Sink) loadTableInfo(db, name string) (*tableInfo, error) {
 			ci.period = 's'
 		case strings.EqualFold(expr, "ROW END"):
 			ci.period = 'e'
-		case strings.Contains(strings.ToUpper(extra), "GENERATED") && expr != "":
+		case generatedExtra(extra):
 			ci.generated = true
 		}
 		ci.trxID = ci.period != 0 && !strings.EqualFold(typ, "timestamp")
@@ -95,4 +95,14 @@ func (s *Sink) loadTableInfo(db, name string) (*tableInfo, error) {
 	}
 	r.Close()
 	return ti, nil
+}
+
+// generatedExtra reports whether information_schema.COLUMNS.EXTRA marks a
+// generated column: "VIRTUAL GENERATED", "STORED GENERATED" (MySQL,
+// MariaDB), "PERSISTENT GENERATED" (older MariaDB); not MySQL's
+// "DEFAULT_GENERATED", a column with an expression default, which takes
+// values.
+func generatedExtra(extra string) bool {
+	e := strings.ToUpper(extra)
+	return strings.Contains(e, "VIRTUAL GENERATED") || strings.Contains(e, "STORED GENERATED") || strings.Contains(e, "PERSISTENT GENERATED")
 }
