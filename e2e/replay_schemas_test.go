@@ -201,7 +201,7 @@ func TestReplaySchemas(t *testing.T) {
 
 	t.Run("format-sql", func(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})
-		sql, _ := rpRun(t, 0, "read", index, "--format", "sql", "--exclude-tables", "sc.ver*",
+		sql, _ := rpRun(t, 0, "read", index, "--format", "sql", "--exclude-tables", "sc.ver_e",
 			"--omit-columns", "sc.gen.s,sc.gen.vv,sc.gen.vi,sc.gen_nopk.s,sc.gen_nopk.vv")
 		for _, l := range strings.Split(string(sql), "\n") {
 			if !strings.HasPrefix(l, "--") && strings.Contains(strings.ToUpper(l), "TRIGGER") {
@@ -212,7 +212,7 @@ func TestReplaySchemas(t *testing.T) {
 			t.Errorf("the SQL does not say what it cannot check")
 		}
 		rpMysql(t, dst, sql)
-		rpSame(t, "read --format sql | mariadb", scSnapshot(t, dst, "sc.ver", "sc.ver_e"), scSnapshot(t, src, "sc.ver", "sc.ver_e"))
+		rpSame(t, "read --format sql | mariadb", scSnapshot(t, dst, "sc.ver_e"), scSnapshot(t, src, "sc.ver_e"))
 	})
 
 	t.Run("fire-triggers", func(t *testing.T) {

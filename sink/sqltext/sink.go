@@ -54,11 +54,12 @@ const (
 // does not commit (the source ended or failed inside it) ends with
 // ROLLBACK;, so a client applying the output never commits half of one.
 type Sink struct {
-	out  *bufio.Writer
-	opts Options
-	b    Builder
-	w    sqlWriter
-	omit map[*tablemap.Table][]bool // Options.Omit per table
+	out     *bufio.Writer
+	opts    Options
+	b       Builder
+	w       sqlWriter
+	shapes  map[*tablemap.Table]*shape
+	history *historyRow // system-versioned: the row the last UPDATE made
 
 	Rows, Transactions uint64
 }
@@ -80,7 +81,9 @@ const blindHeader = `-- It was written without seeing the target, so it cannot c
 --   generated columns: the statements write every column the binlog carries; a
 --     generated column on the target refuses the value (ERROR 1906): name such
 --     columns with --omit-columns db.table.column,...;
---   system-versioned tables: history rows and row_start/row_end need --to.
+--   system-versioned tables: those with MariaDB's implicit row_start/row_end keep
+--     the source's history (system_versioning_insert_history, MariaDB 10.11+);
+--     those with period columns of their own names need --to.
 -- Foreign keys: SET foreign_key_checks follows the rows events' flags, so that
 -- the target cascades to child rows as a native replica does.
 `
@@ -90,6 +93,7 @@ type sqlWriter struct {
 	out      io.Writer
 	header   string // comment lines after the first
 	fk       bool   // foreign_key_checks is 1 (SessionSetup sets 0)
+	history  bool   // system_versioning_insert_history is ON
 	started  bool   // session setup written
 	open     bool   // BEGIN written
 	db       string
@@ -149,6 +153,19 @@ func (w *sqlWriter) flushBatch() {
 	}
 }
 
+// insertHistory turns on system_versioning_insert_history (MariaDB
+// 10.11+; an error elsewhere, which says what is missing) before the
+// first change of a system-versioned table.
+func (w *sqlWriter) insertHistory() {
+	if w.history {
+		return
+	}
+	w.start()
+	w.flushBatch()
+	w.write([]byte("SET SESSION system_versioning_insert_history = ON;\n"))
+	w.history = true
+}
+
 // foreignKeyChecks writes SET foreign_key_checks when it changes.
 func (w *sqlWriter) foreignKeyChecks(on bool) {
 	if w.fk == on {
@@ -164,33 +181,59 @@ func (w *sqlWriter) foreignKeyChecks(on bool) {
 	w.fk = on
 }
 
-// omitted returns the columns of t to write (nil: all), without those
-// Options.Omit names.
-func (s *Sink) omitted(t *tablemap.Table) []bool {
-	if len(s.opts.Omit) == 0 {
-		return nil
+// shape is how the statements treat a table's columns.
+type shape struct {
+	ins []bool // the columns an INSERT writes (nil: all): without Options.Omit's
+	set []bool // the columns an UPDATE sets: ins without period columns
+	// rowStart, rowEnd: the period columns of a system-versioned table
+	// (ImplicitPeriod), or -1.
+	rowStart, rowEnd int
+}
+
+// historyRow is the history row a versioned UPDATE makes on the target:
+// the binlog's next insert into the table is expected to be it.
+type historyRow struct {
+	t   *tablemap.Table
+	row change.Row
+}
+
+// shapeOf returns t's shape, cached.
+func (s *Sink) shapeOf(t *tablemap.Table) *shape {
+	if sh, ok := s.shapes[t]; ok {
+		return sh
 	}
-	if m, ok := s.omit[t]; ok {
+	sh := &shape{rowStart: -1, rowEnd: -1}
+	if rs, re, ok := ImplicitPeriod(t); ok {
+		sh.rowStart, sh.rowEnd = rs, re
+	}
+	mask := func() []bool {
+		m := make([]bool, len(t.Columns))
+		for j := range m {
+			m[j] = true
+		}
 		return m
 	}
-	var m []bool
 	prefix := strings.ToLower(t.DB + "." + t.Name + ".")
 	for i := range t.Columns {
-		if s.opts.Omit[prefix+strings.ToLower(t.Columns[i].Name)] {
-			if m == nil {
-				m = make([]bool, len(t.Columns))
-				for j := range m {
-					m[j] = true
-				}
+		omit := s.opts.Omit[prefix+strings.ToLower(t.Columns[i].Name)]
+		if omit {
+			if sh.ins == nil {
+				sh.ins = mask()
 			}
-			m[i] = false
+			sh.ins[i] = false
+		}
+		if omit || i == sh.rowStart || i == sh.rowEnd {
+			if sh.set == nil {
+				sh.set = mask()
+			}
+			sh.set[i] = false
 		}
 	}
-	if s.omit == nil {
-		s.omit = map[*tablemap.Table][]bool{}
+	if s.shapes == nil || len(s.shapes) >= 4096 {
+		s.shapes = map[*tablemap.Table]*shape{} // new event-time tables come with every reconnect
 	}
-	s.omit[t] = m
-	return m
+	s.shapes[t] = sh
+	return sh
 }
 
 // stmt writes one statement inside the transaction.
@@ -253,11 +296,33 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	s.Rows++
 	t := c.Table
 	s.w.foreignKeyChecks(s.opts.ForeignKeys && c.Flags&(change.RowsNoForeignKeyChecks|change.RowsSQLForeignKey) == 0)
-	write := s.omitted(t)
+	sh := s.shapeOf(t)
+	op := c.Op
+	var at change.Value // system-versioned: the @@timestamp to run at
+	if sh.rowStart >= 0 {
+		expect := s.history
+		s.history = nil
+		action, v, err := Versioned(c, sh.rowStart, sh.rowEnd)
+		if err != nil {
+			return rowError(c, err)
+		}
+		s.w.insertHistory()
+		switch action {
+		case VersionedInsert:
+			if expect != nil && expect.t == t && SameRow(expect.row, c.After) {
+				return s.w.err // the UPDATE before it made it on the target
+			}
+		case VersionedUpdate:
+			s.history = &historyRow{t: t, row: History(c, sh.rowStart, sh.rowEnd)}
+		case VersionedEnd:
+			op = change.Delete
+		}
+		at = v
+	}
 	s.b.Reset()
-	switch c.Op {
+	switch op {
 	case change.Insert:
-		cols := Columns(nil, c.After, write)
+		cols := Columns(nil, c.After, sh.ins)
 		if EnumErrors(c.After, cols) > 0 {
 			s.b.Insert("INSERT", t, cols, c.After)
 			break
@@ -275,7 +340,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		if err != nil {
 			return rowError(c, err)
 		}
-		s.b.Update(t, Columns(nil, c.After, write), c.After, k, c.Before)
+		s.b.Update(t, Columns(nil, c.After, sh.set), c.After, k, c.Before)
 	case change.Delete:
 		k, err := KeyOf(t, c.Before, nil)
 		if err != nil {
@@ -288,11 +353,21 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	if err := s.b.Err(); err != nil {
 		return rowError(c, err)
 	}
-	if c.After != nil && EnumErrors(c.After, Columns(nil, c.After, write)) > 0 {
-		s.w.stmt(nonStrict(s.b.SQL))
+	stmt := s.b.SQL
+	if c.After != nil && op != change.Delete && EnumErrors(c.After, Columns(nil, c.After, sh.ins)) > 0 {
+		stmt = nonStrict(stmt)
+	}
+	if at.IsAbsent() {
+		s.w.stmt(stmt)
 		return s.w.err
 	}
-	s.w.stmt(s.b.SQL)
+	q, err := SetTimestamp(at)
+	if err != nil {
+		return rowError(c, err)
+	}
+	s.w.stmt([]byte(q))
+	s.w.stmt(stmt)
+	s.w.stmt([]byte("SET timestamp = DEFAULT"))
 	return s.w.err
 }
 
@@ -345,6 +420,7 @@ func posComment(tx change.TxEnd) string {
 
 // Rollback ends the open transaction with ROLLBACK;.
 func (s *Sink) Rollback(_ context.Context) error {
+	s.history = nil
 	s.w.rollback()
 	return s.w.err
 }
