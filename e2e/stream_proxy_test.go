@@ -27,6 +27,8 @@ type stProxy struct {
 type stPair struct {
 	client, server net.Conn
 	stalled        atomic.Bool
+	limited        atomic.Bool  // budget applies to the server's bytes
+	budget         atomic.Int64 // server bytes still to forward when limited
 	once           sync.Once
 }
 
@@ -76,6 +78,9 @@ func (p *stPair) pipe(from, to net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := from.Read(buf)
+		if n > 0 && from == p.server && p.limited.Load() {
+			n = int(min(int64(n), max(0, p.budget.Add(-int64(n))+int64(n))))
+		}
 		if n > 0 && !p.stalled.Load() {
 			if _, werr := to.Write(buf[:n]); werr != nil {
 				return
@@ -93,6 +98,26 @@ func (p *stProxy) stall() {
 	defer p.mu.Unlock()
 	for _, c := range p.pairs {
 		c.stalled.Store(true)
+	}
+}
+
+// limit lets every open connection forward only n more bytes from the
+// server, then drops the rest (a stall at a chosen point of the stream).
+func (p *stProxy) limit(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pairs {
+		c.budget.Store(n)
+		c.limited.Store(true)
+	}
+}
+
+// closeAll closes every open connection (as a server that died does).
+func (p *stProxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pairs {
+		c.close()
 	}
 }
 
