@@ -16,10 +16,12 @@ import (
 // Text conversions of valconv.go: numbers to text, and text to a column's
 // character set and length.
 
-// gcvt formats a FLOAT or DOUBLE for a text column of width characters
-// as MariaDB's my_gcvt does: the shortest digits that read back as the
-// same number (at most 6 for FLOAT), in 'f' notation unless the exponent
-// is outside -14..16 or the number does not fit, then 'e' ("1e20").
+// gcvt formats a DOUBLE (float: a FLOAT widened to float64) for width
+// characters as MariaDB's my_gcvt does: the shortest digits that read
+// back as the same number (at most 6 for FLOAT), in 'f' notation unless
+// the exponent is outside -14..16 or 'e' keeps more digits in the width;
+// digits that do not fit are rounded away. ok is false when the number
+// does not fit at all (the server then cuts it and warns).
 func gcvt(x float64, float bool, width int) (string, bool) {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return "", false
@@ -27,25 +29,25 @@ func gcvt(x float64, float bool, width int) (string, bool) {
 	if x == 0 {
 		return "0", true
 	}
+	ok := true
 	neg := x < 0
+	ax := math.Abs(x)
 	if neg {
 		width--
 	}
-	nd := min(width, 17)
+	nd := width
 	if float {
 		nd = min(width, 6)
 	}
-	e := strconv.FormatFloat(math.Abs(x), 'e', -1, 64)
-	mant, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	if len(digits) > nd && nd > 0 {
-		e = strconv.FormatFloat(math.Abs(x), 'e', nd-1, 64)
-		mant, exp, _ = strings.Cut(e, "e")
-		digits = strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
-	}
-	ex, _ := strconv.Atoi(exp)
-	decpt := ex + 1
+	digits, decpt := dtoaDigits(ax, nd)
 	n := len(digits)
+	b2i := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	expLen := 1 + b2i(decpt >= 101 || decpt <= -99) + b2i(decpt >= 11 || decpt <= -9)
 	var flen int
 	switch {
 	case decpt <= 0:
@@ -56,32 +58,95 @@ func gcvt(x float64, float bool, width int) (string, bool) {
 		flen = decpt
 	}
 	haveSpace := flen <= width
-	if !haveSpace {
-		return "", false // my_gcvt cuts digits here: not reproduced
-	}
+	forceE := decpt <= 0 && width <= 2-decpt && width >= 3+expLen
+	fFormat := !forceE && (haveSpace || decpt <= width && (decpt >= -1 || decpt == -2 && (n > 1 || !forceE))) &&
+		(!haveSpace || decpt >= -15+1 && (decpt <= 15+1 || n > decpt))
 	var b strings.Builder
 	if neg {
 		b.WriteByte('-')
 	}
-	if decpt >= -15+1 && (decpt <= 15+1 || n > decpt) {
+	if fFormat {
+		w := width - b2i(decpt < n)
+		if decpt <= 0 {
+			w -= 1 - decpt
+		}
+		if w < n {
+			if w < decpt {
+				ok = false
+				w = decpt
+			}
+			digits, decpt = fixedDigits(ax, w-decpt)
+			n = len(digits)
+		}
 		switch {
+		case n == 0:
+			return "0", ok
 		case decpt <= 0:
-			b.WriteString("0.")
-			b.WriteString(strings.Repeat("0", -decpt))
-			b.WriteString(digits)
+			b.WriteString("0." + strings.Repeat("0", -decpt) + digits)
 		case decpt < n:
 			b.WriteString(digits[:decpt] + "." + digits[decpt:])
 		default:
 			b.WriteString(digits + strings.Repeat("0", decpt-n))
 		}
-		return b.String(), true
+		return b.String(), ok
+	}
+	e := decpt - 1
+	w := width
+	if e < 0 {
+		w--
+	}
+	w -= 1 + expLen
+	if n > 1 {
+		w--
+	}
+	if w <= 0 {
+		return "", false
+	}
+	if w < n {
+		digits, decpt = dtoaDigits(ax, w)
+		n = len(digits)
+		e = decpt - 1
 	}
 	b.WriteString(digits[:1])
 	if n > 1 {
 		b.WriteString("." + digits[1:])
 	}
-	b.WriteString("e" + strconv.Itoa(decpt-1))
-	return b.String(), true
+	b.WriteString("e" + strconv.Itoa(e))
+	return b.String(), ok
+}
+
+// dtoaDigits is dtoa mode 4: the shortest digits that read back as x,
+// or x rounded to nd significant digits when those are more; and the
+// decimal point's position.
+func dtoaDigits(x float64, nd int) (string, int) {
+	e := strconv.FormatFloat(x, 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	if nd > 0 && len(digits) > nd {
+		e = strconv.FormatFloat(x, 'e', nd-1, 64)
+		mant, exp, _ = strings.Cut(e, "e")
+		digits = strings.TrimRight(strings.Replace(mant, ".", "", 1), "0")
+	}
+	ex, _ := strconv.Atoi(exp)
+	return digits, ex + 1
+}
+
+// fixedDigits is dtoa mode 5: the shortest digits, or x rounded to nf
+// digits after the decimal point when those are more.
+func fixedDigits(x float64, nf int) (string, int) {
+	digits, decpt := dtoaDigits(x, 0)
+	if len(digits)-decpt <= nf {
+		return digits, decpt
+	}
+	f := strconv.FormatFloat(x, 'f', max(nf, 0), 64)
+	ip, fp, _ := strings.Cut(f, ".")
+	all := strings.TrimLeft(ip+fp, "0")
+	decpt = len(ip) - (len(ip+fp) - len(all))
+	if ip == "0" {
+		decpt = -(len(fp) - len(strings.TrimLeft(fp, "0")))
+		all = strings.TrimLeft(fp, "0")
+	}
+	return strings.TrimRight(all, "0"), decpt
 }
 
 // fitText converts s to what the text column holds: characters its
@@ -207,3 +272,42 @@ func runeBytes(r rune, coll uint32) int {
 	}
 	return utf8.RuneLen(r)
 }
+
+// encodeText returns UTF-8 text in the collation's character set (the
+// bytes a binary column gets from a text column); false when binlogcdc
+// cannot encode that character set.
+func encodeText(s string, coll uint32) ([]byte, bool) {
+	if isUTF8Column(&tablemap.Column{Collation: coll}) {
+		return []byte(s), true
+	}
+	cs, ok := charset.LookupFlavor(coll, true)
+	if !ok || cs.MaxLen != 1 {
+		return nil, false
+	}
+	m, _ := singleByteEncoders.Load(coll)
+	if m == nil {
+		enc := map[rune]byte{}
+		for b := 255; b >= 0; b-- {
+			out, err := charset.Decode(nil, coll, []byte{byte(b)})
+			if err != nil {
+				return nil, false
+			}
+			if r, n := utf8.DecodeRune(out); n == len(out) && r != utf8.RuneError {
+				enc[r] = byte(b)
+			}
+		}
+		m, _ = singleByteEncoders.LoadOrStore(coll, enc)
+	}
+	enc := m.(map[rune]byte)
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		b, ok := enc[r]
+		if !ok {
+			return nil, false
+		}
+		out = append(out, b)
+	}
+	return out, true
+}
+
+var singleByteEncoders sync.Map // collation → map[rune]byte

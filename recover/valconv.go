@@ -125,10 +125,18 @@ func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (chang
 		s, ok2 := fitText(s, to)
 		return change.TextValue(change.String, []byte(s)), ok && ok2
 	case catBinary:
-		if fc != catBinary && !(fc == catText && isUTF8Column(from)) {
+		var b []byte
+		switch fc {
+		case catBinary:
+			b = append(b, v.Bytes()...)
+		case catText:
+			var ok bool
+			if b, ok = encodeText(string(v.Bytes()), from.Collation); !ok {
+				return implicitDefault(to), false
+			}
+		default:
 			return implicitDefault(to), false
 		}
-		b := append([]byte(nil), v.Bytes()...)
 		if len(b) > maxBytes(to) {
 			b = b[:maxBytes(to)]
 		}
@@ -144,7 +152,7 @@ func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (chang
 			if fc == catEnum && v.Uint() == 0 {
 				return v, true // the error value stays the error value, not a member ''
 			}
-			return enumByLabel(string(v.Bytes()), to), fc != catSet
+			return enumByLabel(string(v.Bytes()), to), true
 		case catInt:
 			i := v.Int()
 			if v.Kind() == change.Uint {
@@ -182,11 +190,21 @@ func toInt(v change.Value, fc category, to *tablemap.Column) (change.Value, bool
 		d, _ = decimal.NewFromString(string(v.Bytes()))
 		d = d.Round(0)
 	case catFloat, catDouble:
+		// The server reads the number as a signed BIGINT first (val_int):
+		// it clips there before the column's range (1e20 into BIGINT
+		// UNSIGNED is 9223372036854775807).
 		f := math.RoundToEven(v.Float())
-		if math.IsInf(f, 0) || math.IsNaN(f) {
+		if math.IsNaN(f) {
 			return implicitDefault(to), false
 		}
-		d = decimal.NewFromFloat(f)
+		switch {
+		case f >= math.MaxInt64:
+			d = decimal.NewFromInt(math.MaxInt64)
+		case f <= math.MinInt64:
+			d = decimal.NewFromInt(math.MinInt64)
+		default:
+			d = decimal.NewFromInt(int64(f))
+		}
 	case catText:
 		d = decimal.RequireFromString(leadingInt(string(v.Bytes())))
 	case catEnum, catSet:
@@ -357,7 +375,8 @@ func textOf(v change.Value, fc category, to *tablemap.Column) (string, bool) {
 	case catDecimal, catDate, catDatetime, catTime, catTimestamp, catEnum, catSet:
 		return string(v.Bytes()), true
 	case catFloat, catDouble:
-		return gcvt(v.Float(), fc == catFloat, maxChars(to))
+		// The number's own text (val_str), then cut to the column.
+		return gcvt(v.Float(), fc == catFloat, 311)
 	case catText:
 		return string(v.Bytes()), true
 	case catBinary:
@@ -400,6 +419,14 @@ func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
 					mask |= 1 << i
 				}
 			}
+		}
+	}
+	if mask == 0 && s != "" {
+		// A number names the members by their bits.
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			mask = uint64(n) & (1<<len(to.SetValues) - 1)
+		} else if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+			mask = n & (1<<len(to.SetValues) - 1)
 		}
 	}
 	var labels []string
