@@ -9,11 +9,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -231,43 +228,38 @@ func TestReplaySchemas(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})
 		args := []string{"read", index, "--to", dst.DSN() + "/", "--group-rows", "3", "--group-time", "5ms"}
 		g := rpSeed(t)
-		kills, runs := 0, 0
-		for {
-			runs++
-			cmd := exec.Command(cliBinary(t), args...)
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			if kills < 10 {
-				select {
-				case err = <-done:
-				case <-time.After(time.Duration(20+g.pick(100)) * time.Millisecond):
-					cmd.Process.Signal(syscall.SIGKILL)
-					err = <-done
-					if ee, ok := err.(*exec.ExitError); ok && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
-						kills++
-						continue
-					}
-				}
-			} else {
-				err = <-done
-			}
-			if err != nil {
-				t.Fatalf("run %d: %v\n%s", runs, err, errb.String())
-			}
-			if strings.Contains(errb.String(), "applied 0 rows") || kills >= 10 {
-				break
-			}
-		}
+		runs, kills := rpKillLoop(t, g, args, 10, 20, 100)
 		t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
 		if kills < 3 {
 			t.Errorf("only %d kills landed while replaying (want ≥ 3): make the workload bigger", kills)
 		}
 		rpSame(t, "read --to with kill -9", scSnapshot(t, dst), scSnapshot(t, src))
 	})
+}
+
+// TestReplayDeleteHistory: DELETE HISTORY deletes single history rows,
+// which no statement can do on the target: replay stops before it, with
+// the target equal to the source just before it, and says what to do.
+func TestReplayDeleteHistory(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE vh",
+		"CREATE TABLE vh.t (id INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING",
+		"INSERT INTO vh.t VALUES (1, 1), (2, 2)",
+		"UPDATE vh.t SET x = x + 1",
+		"DELETE FROM vh.t WHERE id = 2")
+	before := scSnapshot(t, src)
+	src.Exec(t, "DELETE HISTORY FROM vh.t", "INSERT INTO vh.t VALUES (3, 3)")
+
+	dst := testserver.Start(t, testserver.Options{})
+	// One source transaction per target transaction: all before it commit.
+	_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--group-rows", "1")
+	if !strings.Contains(errOut, "delete of `vh`.`t`") || !strings.Contains(errOut, "DELETE HISTORY") {
+		t.Errorf("the refusal does not say what and why:\n%s", errOut)
+	}
+	rpSame(t, "read --to, stopped at DELETE HISTORY", scSnapshot(t, dst), before)
+
+	_, errOut = rpRun(t, 1, "read", src.BinlogIndex(), "--format", "sql")
+	if !strings.Contains(errOut, "DELETE HISTORY") {
+		t.Errorf("--format sql does not refuse DELETE HISTORY:\n%s", errOut)
+	}
 }

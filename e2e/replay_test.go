@@ -148,39 +148,7 @@ func TestReplay(t *testing.T) {
 	t.Run("kill9", func(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})
 		args := []string{"read", index, "--to", dst.DSN() + "/", "--group-rows", "25", "--group-time", "5ms"}
-		kills, runs := 0, 0
-		for {
-			runs++
-			cmd := exec.Command(cliBinary(t), args...)
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			if kills < 12 {
-				select {
-				case err = <-done:
-				case <-time.After(time.Duration(15+g.pick(80)) * time.Millisecond):
-					cmd.Process.Signal(syscall.SIGKILL)
-					err = <-done
-					if ee, ok := err.(*exec.ExitError); ok && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
-						kills++
-						continue
-					}
-				}
-			} else {
-				err = <-done
-			}
-			if err != nil {
-				t.Fatalf("run %d: %v\n%s", runs, err, errb.String())
-			}
-			if strings.Contains(errb.String(), "applied 0 rows") || kills >= 12 {
-				break
-			}
-		}
+		runs, kills := rpKillLoop(t, g, args, 12, 15, 80)
 		t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
 		if kills < 10 {
 			t.Errorf("only %d kills landed while replaying (want ≥ 10): make the workload bigger", kills)
@@ -190,6 +158,46 @@ func TestReplay(t *testing.T) {
 			t.Errorf("checkpoint %q, want %q", cp, end)
 		}
 	})
+}
+
+// rpKillLoop runs binlogcdc with args, killing it with SIGKILL after a
+// random wait of minMs to minMs+spanMs, until maxKills kills landed, then
+// lets it finish; a run that reports "applied 0 rows" also ends it. It
+// fails the test on any other exit.
+func rpKillLoop(t *testing.T, g *rpGen, args []string, maxKills, minMs, spanMs int) (runs, kills int) {
+	t.Helper()
+	for {
+		runs++
+		cmd := exec.Command(cliBinary(t), args...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		if kills < maxKills {
+			select {
+			case err = <-done:
+			case <-time.After(time.Duration(minMs+g.pick(spanMs)) * time.Millisecond):
+				cmd.Process.Signal(syscall.SIGKILL)
+				err = <-done
+				if ee, ok := err.(*exec.ExitError); ok && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+					kills++
+					continue
+				}
+			}
+		} else {
+			err = <-done
+		}
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", runs, err, errb.String())
+		}
+		if strings.Contains(errb.String(), "applied 0 rows") || kills >= maxKills {
+			return runs, kills
+		}
+	}
 }
 
 // TestReplayConflicts changes target rows behind binlogcdc's back: the
