@@ -100,7 +100,8 @@ func (r *Result) addNotes(cv *converter) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d rows)", k, cv.notes[k]))
+		nc := cv.notes[k]
+		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d row images, the first written at %s:%d)", k, nc.n, nc.first.File, nc.first.Offset))
 	}
 }
 

@@ -25,7 +25,24 @@ type converter struct {
 	final  *tablemap.Table // with the output name
 	stages []stage
 	cache  map[convKey]*chain
-	notes  map[string]uint64 // note → row images
+	notes  map[string]*noteCount
+	at     change.Position // the change being converted
+}
+
+// noteCount is how many row images a note concerns, and where the first
+// was written.
+type noteCount struct {
+	n     uint64
+	first change.Position
+}
+
+func (cv *converter) note(s string) {
+	nc := cv.notes[s]
+	if nc == nil {
+		nc = &noteCount{first: cv.at}
+		cv.notes[s] = nc
+	}
+	nc.n++
 }
 
 type convKey struct {
@@ -50,7 +67,7 @@ type mapping struct {
 }
 
 func newConverter(final *tablemap.Table, stages []stage) *converter {
-	return &converter{final: final, stages: stages, cache: map[convKey]*chain{}, notes: map[string]uint64{}}
+	return &converter{final: final, stages: stages, cache: map[convKey]*chain{}, notes: map[string]*noteCount{}}
 }
 
 // convert returns c's images in the final schema. The returned change
@@ -69,6 +86,7 @@ func (cv *converter) convert(c *change.Change) (change.Change, error) {
 	if ch.identity {
 		return out, nil
 	}
+	cv.at = c.Pos
 	out.Before = cv.apply(ch, c.Before, false)
 	out.After = cv.apply(ch, c.After, c.Op != change.Delete)
 	return out, nil
@@ -84,7 +102,7 @@ func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
 			if i < 0 {
 				out[j] = m.fill[j]
 				if count && m.note[j] != "" {
-					cv.notes[m.note[j]]++
+					cv.note(m.note[j])
 				}
 				continue
 			}
@@ -97,7 +115,7 @@ func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
 			}
 			v, ok := convertValue(row[i], &m.from.Columns[i], &m.to.Columns[j], m.mode)
 			if !ok && count && !row[i].IsAbsent() {
-				cv.notes[m.note[j]]++
+				cv.note(m.note[j])
 			}
 			out[j] = v
 		}

@@ -162,7 +162,7 @@ func TestConverter(t *testing.T) {
 	}
 	var notes []string
 	for n, k := range cv.notes {
-		notes = append(notes, fmt.Sprintf("%s [%d]", n, k))
+		notes = append(notes, fmt.Sprintf("%s [%d]", n, k.n))
 	}
 	joined := strings.Join(notes, "\n")
 	if !strings.Contains(joined, "column `e` was added by the ALTER TABLE at binlog.000001:300 with a DEFAULT expression") ||

@@ -1,10 +1,12 @@
 package recovery
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -445,7 +447,9 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode
 	switch fc {
 	case catDate, catDatetime, catTimestamp, catTime:
 	case catText:
-		ok = canonicalTemporal(s, tc)
+		if !canonicalTemporal(s, tc) {
+			return implicitDefault(to), false
+		}
 	default:
 		return implicitDefault(to), false
 	}
@@ -465,11 +469,26 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode
 			clock = "00:00:00"
 		}
 		whole, frac, _ := strings.Cut(clock, ".")
+		sec := v.Uint()
 		if len(frac) > to.FSP {
-			if mode&sqlModeTimeRoundFractional != 0 && strings.Trim(frac[to.FSP:], "0") != "" {
-				ok = false // rounding may carry into the seconds: not reproduced
-			}
+			// Fractional seconds are cut, or rounded half up under
+			// TIME_ROUND_FRACTIONAL (the ALTER's sql_mode).
+			up := mode&sqlModeTimeRoundFractional != 0 && frac[to.FSP] >= '5'
 			frac = frac[:to.FSP]
+			if up {
+				var carry bool
+				frac, carry = incDigits(frac)
+				if carry {
+					sec++
+					var okCarry bool
+					if tc == catTime {
+						whole, okCarry = timeAddSecond(whole)
+					} else {
+						date, whole, okCarry = datetimeAddSecond(date, whole)
+					}
+					ok = ok && okCarry
+				}
+			}
 		}
 		frac += strings.Repeat("0", to.FSP-len(frac))
 		out := whole
@@ -481,7 +500,7 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode
 		}
 		out = date + " " + out
 		if tc == catTimestamp {
-			return change.TimestampValue(v.Uint(), []byte(out)), ok
+			return change.TimestampValue(sec, []byte(out)), ok
 		}
 		return change.TextValue(change.Datetime, []byte(out)), ok
 	}
@@ -507,4 +526,57 @@ func canonicalTemporal(s string, tc category) bool {
 	whole, frac, _ := strings.Cut(clock, ".")
 	return okDate && hasClock && len(whole) == 8 && d(whole[:2]) && whole[2] == ':' && d(whole[3:5]) && whole[5] == ':' &&
 		d(whole[6:]) && (frac == "" || d(frac))
+}
+
+// incDigits adds one to a string of decimal digits; carry when it wraps
+// to zeros ("" always carries).
+func incDigits(d string) (string, bool) {
+	b := []byte(d)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < '9' {
+			b[i]++
+			return string(b), false
+		}
+		b[i] = '0'
+	}
+	return string(b), true
+}
+
+// timeAddSecond adds a second to the magnitude of "[-]h:mm:ss"; false
+// past TIME's range.
+func timeAddSecond(t string) (string, bool) {
+	neg := strings.HasPrefix(t, "-")
+	parts := strings.Split(strings.TrimPrefix(t, "-"), ":")
+	if len(parts) != 3 {
+		return t, false
+	}
+	h, err1 := strconv.Atoi(parts[0])
+	m, err2 := strconv.Atoi(parts[1])
+	sc, err3 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return t, false
+	}
+	total := h*3600 + m*60 + sc + 1
+	if total > 838*3600+59*60+59 {
+		return t, false
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return fmt.Sprintf("%s%02d:%02d:%02d", sign, total/3600, total/60%60, total%60), true
+}
+
+// datetimeAddSecond adds a second to "YYYY-MM-DD" "hh:mm:ss"; false for a
+// zero or partial date, or past 9999.
+func datetimeAddSecond(date, clock string) (string, string, bool) {
+	t, err := time.Parse("2006-01-02 15:04:05", date+" "+clock)
+	if err != nil {
+		return date, clock, false
+	}
+	t = t.Add(time.Second)
+	if t.Year() > 9999 {
+		return date, clock, false
+	}
+	return t.Format("2006-01-02"), t.Format("15:04:05"), true
 }
