@@ -48,9 +48,10 @@ type FileSource struct {
 	buf      []byte
 	ev       Event // the event readEvent returns, reused like buf
 
-	payload *payloadReader
-	pending *Event // an event to return before reading on
-	startAt int64  // the offset seeked to for the start position, until its event is read
+	unpacked *unpacker // decompressed copies, removed by Close
+	payload  *payloadReader
+	pending  *Event // an event to return before reading on
+	startAt  int64  // the offset seeked to for the start position, until its event is read
 
 	err error
 }
@@ -61,11 +62,13 @@ type FileSource struct {
 // as the server's binlog index: the files it lists, in its directory. start, if non-zero, names a file among them (by base
 // name) and an offset to start at.
 func OpenFiles(files []string, start change.Position) (*FileSource, error) {
-	files, err := resolveFiles(files, false) // files.go: checked and in sequence order
+	u := &unpacker{}
+	files, err := resolveFiles(files, false, u) // files.go: checked and in sequence order
 	if err != nil {
+		u.cleanup()
 		return nil, err
 	}
-	s := &FileSource{done: map[string]bool{}, start: start}
+	s := &FileSource{done: map[string]bool{}, start: start, unpacked: u}
 	s.queue = append(s.queue, files...)
 	if start.File != "" {
 		i := 0
@@ -73,6 +76,7 @@ func OpenFiles(files []string, start change.Position) (*FileSource, error) {
 			i++
 		}
 		if i == len(s.queue) {
+			u.cleanup()
 			return nil, fmt.Errorf("binlog: start file %q is not among the files given", start.File)
 		}
 		s.queue = s.queue[i:]
@@ -302,6 +306,7 @@ func (s *FileSource) closeFile() {
 // Close releases the open file.
 func (s *FileSource) Close() error {
 	s.closeFile()
+	s.unpacked.cleanup()
 	if s.err == nil {
 		s.err = errors.New("binlog: source closed")
 	}

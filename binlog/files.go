@@ -39,14 +39,31 @@ func (e *FileError) Error() string {
 // the sequence (binlog.000001 binlog.000003) is refused: the changes in
 // the missing file would be lost without a word. Files of different
 // series, or with no sequence number, must be given one at a time.
-func ResolveFiles(files []string) ([]string, error) { return resolveFiles(files, true) }
+//
+// A gzip- or zstd-compressed file (binlog.000042.gz), and stdin ('-', which
+// may be compressed too), are decompressed into a temporary directory
+// first and read from there; cleanup removes those copies.
+func ResolveFiles(files []string) (resolved []string, cleanup func(), err error) {
+	u := &unpacker{}
+	resolved, err = resolveFiles(files, true, u)
+	if err != nil {
+		u.cleanup()
+		return nil, func() {}, err
+	}
+	return resolved, u.cleanup, nil
+}
 
 // resolveFiles is ResolveFiles; without content, a file's first bytes are
 // not looked at (OpenFiles leaves that to reading, which reports it at
 // offset 0 of the file).
-func resolveFiles(files []string, content bool) ([]string, error) {
+func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
 	if len(files) == 0 {
 		return nil, &FileError{Msg: "no binlog files given", Hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
+	}
+	for _, f := range files {
+		if f == "-" && len(files) > 1 {
+			return nil, &FileError{Msg: "stdin ('-') must be the only file", Hint: "read the files by name, or one binlog from stdin"}
+		}
 	}
 	fromIndex := false
 	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
@@ -59,6 +76,10 @@ func resolveFiles(files []string, content bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range files {
+		f, err := u.unpack(f) // compressed.go: .gz, .zst, stdin
+		if err != nil {
+			return nil, err
+		}
 		if err := checkFile(f, content); err != nil {
 			var fe *FileError
 			if fromIndex && errors.As(err, &fe) {
@@ -136,10 +157,6 @@ func suffix(path string) string {
 
 // checkFile says what is wrong with a path given as a binlog file.
 func checkFile(path string, content bool) error {
-	if path == "-" {
-		return &FileError{Path: path, Msg: "binlogcdc cannot read a binlog from stdin: it seeks and follows ROTATE events to the next file",
-			Hint: "save it to a file and give its path"}
-	}
 	fi, err := os.Stat(path)
 	switch {
 	case os.IsNotExist(err):
@@ -164,10 +181,6 @@ func checkFile(path string, content bool) error {
 	var head [4]byte
 	n, _ := io.ReadFull(f, head[:])
 	switch {
-	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return &FileError{Path: path, Msg: "is gzip-compressed, not a binlog file", Hint: fmt.Sprintf("decompress it first: gunzip -k %s", path)}
-	case n == 4 && bytes.Equal(head[:], []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return &FileError{Path: path, Msg: "is zstd-compressed, not a binlog file", Hint: fmt.Sprintf("decompress it first: zstd -d %s", path)}
 	case n < 4 || !bytes.Equal(head[:], Magic):
 		return notBinlog(path, "not a binlog file: it does not start with the binlog magic bytes fe 62 69 6e", "pass binlog files written by the server (binlog.000001…), or its .index file")
 	}

@@ -8,9 +8,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -138,23 +141,19 @@ func TestOutputIsInput(t *testing.T) {
 	}
 }
 
-// TestNotABinlog: a directory, a gzip file, an empty file, a text file,
-// stdin and a missing file each get their own message, and nothing is
-// printed.
+// TestNotABinlog: a directory, an empty file, a text file, a damaged
+// gzip archive and a missing file each get their own message, and nothing
+// is printed.
 func TestNotABinlog(t *testing.T) {
 	dir := t.TempDir()
 	shop, err := os.ReadFile("../testdata/shop.binlog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz := filepath.Join(dir, "shop.binlog.gz")
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write(shop)
-	w.Close()
+	gz := filepath.Join(dir, "binlog.000007.gz")
 	empty := filepath.Join(dir, "binlog.000009")
 	text := filepath.Join(dir, "notes.txt")
-	for p, data := range map[string][]byte{gz: b.Bytes(), empty: nil, text: []byte("hello\n")} {
+	for p, data := range map[string][]byte{gz: gzipped(t, shop)[:300], empty: nil, text: []byte("hello\n")} {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -165,15 +164,97 @@ func TestNotABinlog(t *testing.T) {
 		want string
 	}{
 		{dir, 1, "is a directory, not a binlog file"},
-		{gz, 1, "gzip-compressed"},
+		{gz, 1, "is gzip-compressed, but cannot be decompressed"},
 		{empty, 4, "empty (0 bytes)"},
 		{text, 4, "does not start with the binlog magic bytes"},
-		{"-", 1, "cannot read a binlog from stdin"},
 		{filepath.Join(dir, "binlog.000001"), 1, "no such file"},
 	} {
 		out, errText, code := runCLI(t, nil, "read", c.arg)
 		if code != c.code || len(out) != 0 || !strings.Contains(errText, c.want) || !strings.Contains(errText, "hint:") {
 			t.Errorf("read %s: exit %d, stdout %q, stderr %q; want exit %d and %q with a hint", c.arg, code, out, errText, c.code, c.want)
 		}
+	}
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCompressedAndStdin: .gz and .zst binlogs, and a binlog on stdin
+// (plain or compressed), read as the plain file does; positions name the
+// file without its suffix (stdin: "stdin"); a series of compressed files
+// is ordered and followed like plain ones; -o may not be the archive.
+func TestCompressedAndStdin(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	files := inSeries(t, src)
+	want, _ := rpRun(t, 0, append([]string{"read"}, files...)...)
+	dir := t.TempDir()
+	var gzs []string
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(f)+".gz")
+		data := gzipped(t, b)
+		if i == 1 {
+			p = filepath.Join(dir, filepath.Base(f)+".zst")
+			enc, _ := zstd.NewWriter(nil)
+			data = enc.EncodeAll(b, nil)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gzs = append(gzs, p)
+	}
+	got, _ := rpRun(t, 0, "read", gzs[2], gzs[0], gzs[1])
+	if !bytes.Equal(got, want) {
+		t.Errorf("compressed files: output differs from the plain files':\n%s\nwant:\n%s", got, want)
+	}
+	if _, errText, code := runCLI(t, nil, "read", "-o", gzs[0], gzs[0]); code != 2 || !strings.Contains(errText, "is an input file") {
+		t.Errorf("-o naming the archive: exit %d, %s", code, errText)
+	}
+
+	// stdin: the first file alone (its ROTATE leads nowhere).
+	var one []byte
+	for _, l := range bytes.SplitAfter(want, []byte("\n")) {
+		if bytes.Contains(l, []byte(`"file":"binlog.000001"`)) {
+			one = append(one, bytes.ReplaceAll(l, []byte(`"file":"binlog.000001"`), []byte(`"file":"stdin"`))...)
+		}
+	}
+	raw, _ := os.ReadFile(files[0])
+	for what, in := range map[string][]byte{"plain": raw, "gzip": gzipped(t, raw)} {
+		cmd := exec.Command(cliBinary(t), "read", "-")
+		cmd.Stdin = bytes.NewReader(in)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || !bytes.Equal(out.Bytes(), one) {
+			t.Errorf("read - (%s): %v: %s\n%s\nwant:\n%s", what, err, errb.String(), out.Bytes(), one)
+		}
+	}
+	if _, errText, code := runCLI(t, nil, "read", "-", files[0]); code != 1 || !strings.Contains(errText, "must be the only file") {
+		t.Errorf("read - FILE: exit %d, %s", code, errText)
+	}
+	// No copy is left behind in TMPDIR.
+	tmp := t.TempDir()
+	rpRunEnv(t, []string{"TMPDIR=" + tmp}, "read", gzs[0])
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the decompressed copies were left in TMPDIR: %v", left)
+	}
+}
+
+func rpRunEnv(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	if _, errText, code := runCLI(t, env, args...); code != 0 {
+		t.Fatalf("binlogcdc %q: exit %d: %s", args, code, errText)
 	}
 }

@@ -19,27 +19,26 @@ import (
 // exist, are binlogs, form one sequence) and that no file the command
 // will write (outputs: -o, profiles; "" for none) is one of them, before
 // anything is opened for writing. It returns the files in the order to
-// read them.
-func checkInputs(files []string, outputs map[string]string) ([]string, error) {
-	resolved, err := binlog.ResolveFiles(files)
+// read them, and a cleanup that removes the copies of compressed files
+// and stdin (binlog.ResolveFiles) to call when done.
+func checkInputs(files []string, outputs map[string]string) ([]string, func(), error) {
+	resolved, cleanup, err := binlog.ResolveFiles(files)
 	if err != nil {
-		return nil, err
+		return nil, cleanup, err
 	}
-	inputs := append([]string(nil), resolved...)
-	if len(files) == 1 && filepath.Ext(files[0]) == ".index" {
-		inputs = append(inputs, files[0])
-	}
+	inputs := append(append([]string(nil), resolved...), files...)
 	for flag, out := range outputs {
 		if out == "" || out == "-" {
 			continue
 		}
 		if in, ok := sameAsInput(out, inputs); ok {
-			return nil, usageError{
+			cleanup()
+			return nil, func() {}, usageError{
 				msg:  fmt.Sprintf("%s %s is an input file (%s): writing there would destroy it", flag, out, in),
 				hint: fmt.Sprintf("write the output to another file, e.g. %s %s", flag, filepath.Join(os.TempDir(), "binlogcdc.out"))}
 		}
 	}
-	return resolved, nil
+	return resolved, cleanup, nil
 }
 
 // sameAsInput reports which input out would overwrite: the same file

@@ -56,8 +56,9 @@ Decodes binlog files into JSON lines on stdout: one object per row change,
 with column names and types as they were when the change was written (see
 the README for the format).
 
-FILE may be binlog files (binlog.000001 binlog.000002 …) or the server's
-.index file. The files are read in sequence order, whatever order they were
+FILE may be binlog files (binlog.000001 binlog.000002 …, also gzip- or
+zstd-compressed: binlog.000001.gz), the server's .index file, or - for one
+binlog on stdin. The files are read in sequence order, whatever order they were
 given in; a gap in the sequence is refused. A ROTATE to the next file is
 followed when that file was given or sits in the same directory. No output
 (-o) may be an input file.
@@ -99,7 +100,8 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if _, _, err := o.pipelineOptions(); err != nil {
 		return err
 	}
-	files, err := checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+	files, cleanup, err := checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+	defer cleanup()
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,8 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if f.Changed("output") {
 		return usageError{msg: "--to restores into a server; there is nothing to write to --output", hint: "drop --output"}
 	}
-	files, err := checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
+	files, cleanup, err := checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
+	defer cleanup()
 	if err != nil {
 		return err
 	}

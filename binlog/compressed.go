@@ -1,0 +1,116 @@
+package binlog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// StdinName is the file name that positions give a binlog read from
+// stdin ('-').
+const StdinName = "stdin"
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// unpacker copies binlogs that cannot be read in place — gzip- or
+// zstd-compressed files, stdin — into plain files in a private temporary
+// directory (under $TMPDIR), so they can be read like any other: seeking
+// to a start position, checking their size. A compressed file keeps its
+// name without the .gz/.zst suffix (binlog.000042.gz is binlog.000042 in
+// positions); stdin is named StdinName.
+type unpacker struct{ dir string }
+
+// unpack returns the plain file to read for path: path itself, or a
+// decompressed copy.
+func (u *unpacker) unpack(path string) (string, error) {
+	var r *bufio.Reader
+	name := StdinName
+	if path == "-" {
+		r = bufio.NewReaderSize(os.Stdin, 1<<20)
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return path, nil // checkFile says what is wrong
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			return path, nil
+		}
+		r = bufio.NewReaderSize(f, 1<<20)
+		head, _ := r.Peek(4)
+		if !bytes.HasPrefix(head, gzipMagic) && !bytes.HasPrefix(head, zstdMagic) {
+			return path, nil
+		}
+		name = filepath.Base(path)
+		for _, ext := range []string{".gz", ".gzip", ".zst", ".zstd"} {
+			if strings.HasSuffix(name, ext) && len(name) > len(ext) {
+				name = strings.TrimSuffix(name, ext)
+				break
+			}
+		}
+	}
+	src, kind, err := decompressor(r)
+	if err != nil {
+		return "", &FileError{Path: path, Msg: fmt.Sprintf("is %s-compressed, but cannot be decompressed: %v", kind, err), Hint: "is the archive complete?"}
+	}
+	if u.dir == "" {
+		if u.dir, err = os.MkdirTemp("", "binlogcdc-in-"); err != nil {
+			return "", fmt.Errorf("binlog: a temporary directory for %s: %w", path, err)
+		}
+	}
+	out := filepath.Join(u.dir, name)
+	if _, err := os.Stat(out); err == nil {
+		return "", &FileError{Path: path, Msg: fmt.Sprintf("is the second file named %s", name), Hint: "give each binlog once"}
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return "", fmt.Errorf("binlog: %w", err)
+	}
+	_, err = io.Copy(f, src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if kind == "" {
+			return "", fmt.Errorf("binlog: copying %s to %s: %w", path, out, err)
+		}
+		return "", &FileError{Path: path, Msg: fmt.Sprintf("is %s-compressed, but cannot be decompressed: %v", kind, err), Hint: "is the archive complete?"}
+	}
+	return out, nil
+}
+
+// decompressor returns r decompressed when it starts like gzip or zstd
+// data, and which of them ("" for neither: r itself).
+func decompressor(r *bufio.Reader) (io.Reader, string, error) {
+	head, _ := r.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		z, err := gzip.NewReader(r)
+		return z, "gzip", err
+	case bytes.HasPrefix(head, zstdMagic):
+		z, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, "zstd", err
+		}
+		return z.IOReadCloser(), "zstd", nil
+	}
+	return r, "", nil
+}
+
+// cleanup removes the copies.
+func (u *unpacker) cleanup() {
+	if u.dir != "" {
+		os.RemoveAll(u.dir)
+		u.dir = ""
+	}
+}
