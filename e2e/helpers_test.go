@@ -303,6 +303,18 @@ var (
 		}
 		return *s
 	}
+	// enum expects the label, or the number 0 for the error value, from
+	// "index:label".
+	enum = func(s *string) any {
+		if s == nil {
+			return nil
+		}
+		i, l, _ := strings.Cut(*s, ":")
+		if i == "0" {
+			return json.Number("0")
+		}
+		return l
+	}
 	// hexB64 expects the base64 of the bytes whose HEX() the server gave.
 	hexB64 = func(s *string) any {
 		if s == nil {
@@ -366,6 +378,7 @@ func Num(expr string) Oracle    { return Oracle{expr, num} }
 func Str(expr string) Oracle    { return Oracle{expr, str} }
 func Bytes(expr string) Oracle  { return Oracle{"HEX(" + expr + ")", hexB64} }
 func Set(expr string) Oracle    { return Oracle{expr, set} }
+func Enum(expr string) Oracle   { return Oracle{"CONCAT(" + expr + " + 0, ':', " + expr + ")", enum} }
 func Float(expr string) Oracle  { return Oracle{"CAST(" + expr + " AS DOUBLE)", float32Of} }
 func Double(expr string) Oracle { return Oracle{"CAST(" + expr + " AS DOUBLE)", float64Of} }
 func Geom(expr string) Oracle {

@@ -266,7 +266,7 @@ func TestTypesText(t *testing.T) {
 	}
 	CheckInserts(t, srv, recs, "tx", "bins", "id", nil, binOracles)
 	CheckInserts(t, srv, recs, "tx", "enums", "id", nil, map[string]Oracle{
-		"e": Str("e"), "el": Str("el"), "e2": Str("e2"), "s": Set("s"), "sl": Set("sl"),
+		"e": Enum("e"), "el": Enum("el"), "e2": Enum("e2"), "s": Set("s"), "sl": Set("sl"),
 	})
 	CheckInserts(t, srv, recs, "tx", "jsons", "id", nil, map[string]Oracle{"j": Str("j")})
 
@@ -275,7 +275,8 @@ func TestTypesText(t *testing.T) {
 	wantLiteral(t, recs, "tx", "bins", "2", "b8", base64.StdEncoding.EncodeToString([]byte("ab\x00\x00\x00\x00\x00\x00")))
 	wantLiteral(t, recs, "tx", "bins", "6", "b8", base64.StdEncoding.EncodeToString(make([]byte, 8)))
 	wantLiteral(t, recs, "tx", "bins", "1", "vb", base64.StdEncoding.EncodeToString([]byte{0, 0xff, 0x80, 0xc3}))
-	wantLiteral(t, recs, "tx", "enums", "4", "e", "")
+	wantLiteral(t, recs, "tx", "enums", "4", "e", json.Number("0")) // the error value, not a member ''
+
 	wantLiteral(t, recs, "tx", "enums", "4", "s", []any{})
 	wantLiteral(t, recs, "tx", "jsons", "2", "j", `"str"`)
 	all := []any{}
