@@ -118,6 +118,11 @@ var alterCases = []alterCase{
 		"ALTER IGNORE TABLE shrink_strict MODIFY v VARCHAR(4)",
 		"UPDATE shrink_strict SET w = 'x' WHERE id = 1",
 	}},
+	{name: "convert_to_wider", setup: []string{
+		"CREATE TABLE convert_to_wider (id INT PRIMARY KEY, t TEXT, tt TINYTEXT, c CHAR(3), e ENUM('a','b')) DEFAULT CHARSET = latin1",
+		"INSERT INTO convert_to_wider VALUES (1, 'café', 'ß', 'àb', 'a'), (2, REPEAT('x', 300), NULL, NULL, 'b')",
+		"ALTER TABLE convert_to_wider CONVERT TO CHARACTER SET utf8mb4",
+	}},
 	{name: "pk_dropped", setup: []string{
 		"CREATE TABLE pk_dropped (id INT PRIMARY KEY, v VARCHAR(10))",
 		"INSERT INTO pk_dropped VALUES (1, 'a'), (2, 'b'), (3, 'c')",

@@ -410,6 +410,15 @@ func (n *shape) convertTo(id uint32, mariadb bool) {
 			if from.MaxLen > 0 {
 				c.Length = c.Length / from.MaxLen * to.MaxLen
 			}
+		case mysql.MYSQL_TYPE_BLOB:
+			// A TEXT type grows to hold as many characters (TEXT in latin1
+			// becomes MEDIUMTEXT in utf8mb4); it never shrinks.
+			if from.MaxLen > 0 && to.MaxLen > from.MaxLen {
+				need := (1<<(8*c.Length) - 1) / from.MaxLen * to.MaxLen
+				for c.Length < 4 && need > 1<<(8*c.Length)-1 {
+					c.Length++
+				}
+			}
 		}
 		c.Collation = id
 	}
@@ -425,7 +434,7 @@ func (n *shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, err
 		if c, ok := charset.LookupFlavor(n.defColl, mariadb); ok {
 			name = c.Name
 		}
-		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the server's default when the ALTER ran)",
+		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the default of the ALTER session's database, or of the server)",
 			tablemap.QuoteIdent(d.col.Name), name))
 	}
 	return d, err

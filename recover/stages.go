@@ -101,9 +101,11 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 			base := prev.shape
 			if base.defColl == 0 {
 				base = base.clone()
-				base.defColl, base.guessed = a.ev.CollDatabase, true
-				if base.defColl == 0 {
-					base.defColl = a.ev.CollServer
+				// The default of the ALTER session's database when that is
+				// the table's, else the server's.
+				base.defColl, base.guessed = a.ev.CollServer, true
+				if a.ev.CollDatabase != 0 && inc.hadDB(a.ev.DB) {
+					base.defColl = a.ev.CollDatabase
 				}
 			}
 			sh, err := base.applyAlter(a.ev.SQL, h.MariaDB)
@@ -254,4 +256,14 @@ func withVisibility(m, d *tablemap.Table) *tablemap.Table {
 		t.Columns[i].Visible = d.Columns[i].Visible
 	}
 	return &t
+}
+
+// hadDB reports whether one of the incarnation's names was in database db.
+func (inc *Incarnation) hadDB(db string) bool {
+	for _, s := range inc.spans {
+		if strings.EqualFold(s.DB, db) {
+			return true
+		}
+	}
+	return false
 }
