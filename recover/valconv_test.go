@@ -1,0 +1,82 @@
+package recovery
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// col reads one column definition ("c TYPE …") as parseColDef does.
+func col(t *testing.T, def string) *tablemap.Column {
+	t.Helper()
+	sql := "c " + def
+	d, err := parseColDef(sql, lex(sql), collationOf("utf8mb4", "", true), true)
+	if err != nil {
+		t.Fatalf("%s: %v", def, err)
+	}
+	return &d.col
+}
+
+func show1(v change.Value) string {
+	switch v.Kind() {
+	case change.Null:
+		return "NULL"
+	case change.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case change.Uint:
+		return strconv.FormatUint(v.Uint(), 10)
+	case change.Float32, change.Float64:
+		s, _ := gcvt(v.Float(), v.Kind() == change.Float32, 311)
+		return s
+	}
+	return string(v.Bytes())
+}
+
+// The expected values are what MariaDB 10.11 stored (ALTER TABLE …
+// MODIFY, sql_mode ''); e2e/recover_alter_test.go checks many more
+// against the server itself.
+func TestConvertValue(t *testing.T) {
+	f64 := change.Float64Value
+	txt := func(s string) change.Value { return change.TextValue(change.String, []byte(s)) }
+	dec := func(s string) change.Value { return change.TextValue(change.Decimal, []byte(s)) }
+	for _, c := range []struct {
+		v        change.Value
+		from, to string
+		want     string
+	}{
+		{f64(4.5), "DOUBLE", "DECIMAL(10,3)", "4.500"},
+		{dec("4.500"), "DECIMAL(10,3)", "INT", "5"},
+		{f64(4.5), "DOUBLE", "INT", "4"},
+		{f64(5.5), "DOUBLE", "TINYINT", "6"},
+		{f64(1e20), "DOUBLE", "BIGINT UNSIGNED", "9223372036854775807"},
+		{f64(-4.5), "DOUBLE", "TINYINT UNSIGNED", "0"},
+		{dec("-4.5000"), "DECIMAL(10,4)", "INT", "-5"},
+		{dec("999999.9999"), "DECIMAL(10,4)", "DECIMAL(6,3)", "999.999"},
+		{f64(2.675), "DOUBLE", "DECIMAL(10,2)", "2.68"},
+		{txt("4.5"), "VARCHAR(20)", "INT", "4"},
+		{txt("12abc"), "VARCHAR(20)", "INT", "12"},
+		{txt("1e3"), "VARCHAR(20)", "DECIMAL(10,2)", "1000.00"},
+		{change.IntValue(1000), "INT", "TINYINT", "127"},
+		{change.IntValue(-5), "INT", "SMALLINT UNSIGNED", "0"},
+		{change.IntValue(123456), "INT", "VARCHAR(3)", "123"},
+		{txt("héllo wörld"), "VARCHAR(20)", "VARCHAR(3)", "hél"},
+		{txt("a🎉b"), "VARCHAR(10)", "VARCHAR(10) CHARACTER SET latin1", "a?b"},
+		{txt("a  "), "VARCHAR(10)", "CHAR(2)", "a"},
+		{f64(123456789012345678), "DOUBLE", "VARCHAR(30)", "1.2345678901234568e17"},
+		{f64(2.5e-7), "DOUBLE", "VARCHAR(30)", "0.00000025"},
+		{change.TextValue(change.Datetime, []byte("2024-01-01 12:00:00.999999")), "DATETIME(6)", "DATETIME(3)", "2024-01-01 12:00:00.999"},
+		{change.TextValue(change.Date, []byte("0000-00-00")), "DATE", "DATETIME(2)", "0000-00-00 00:00:00.00"},
+		{change.EnumValue(1, []byte("a")), "ENUM('a','b')", "ENUM('b','a')", "a"},
+		{change.EnumValue(1, []byte("a")), "ENUM('a','b')", "ENUM('b')", ""},
+		{change.SetValue(5, []byte("x,z")), "SET('x','y','z')", "SET('z','x')", "z,x"},
+		{change.NullValue(), "INT", "INT NOT NULL", "0"},
+	} {
+		from, to := col(t, c.from), col(t, c.to)
+		got, ok := convertValue(c.v, from, to, 0)
+		if !ok || show1(got) != c.want {
+			t.Errorf("%s %s → %s: %s (ok %v), want %s", c.from, show1(c.v), c.to, show1(got), ok, c.want)
+		}
+	}
+}
