@@ -35,7 +35,7 @@ func TestEnumErrorValue(t *testing.T) {
 		"SET SESSION sql_mode = ''",
 		// 'bad' is no member: the error value (index 0), with a warning.
 		"INSERT INTO e VALUES (1, 'bad', 'bad', 1), (2, '', 'a', 2), (3, 'x', 'b', 3), (4, 'bad', 'a', 4)",
-		"INSERT INTO e VALUES (5, '', 'zz', 5)",
+		"INSERT INTO e VALUES (5, '', 'zz', 5), (6, 'bad', 'a', 1000)",
 		"UPDATE e SET c = '' WHERE id = 1",   // error value → member ''
 		"UPDATE e SET c = 'no' WHERE id = 3", // member → error value
 		"UPDATE e SET k = 40 WHERE id = 4",   // the error value stays
@@ -82,6 +82,20 @@ func TestEnumErrorValue(t *testing.T) {
 			rpCompare(t, src, dst, mode)
 		})
 	}
+
+	t.Run("target-differs", func(t *testing.T) {
+		// Without strict mode the target would also clip k = 1000 into
+		// its TINYINT: the extra warning stops the replay.
+		dst := testserver.Start(t, testserver.Options{})
+		dst.Exec(t, "CREATE DATABASE ee", "CREATE TABLE ee.e (id INT PRIMARY KEY, c ENUM('', 'x'), d ENUM('a', 'b') NOT NULL, k TINYINT)")
+		_, errOut := rpRun(t, 1, "read", index, "--tables", "ee.e", "--ddl=skip", "--to", dst.DSN()+"/")
+		if !strings.Contains(errOut, "the target gave 2 warnings") {
+			t.Errorf("want an error about the extra warning:\n%s", errOut)
+		}
+		if got := rpRows(t, dst, "SELECT COUNT(*) FROM ee.e WHERE id = 6"); got != `"0"` {
+			t.Errorf("row 6 was written: %s", got)
+		}
+	})
 
 	t.Run("kafka-keys", func(t *testing.T) {
 		brokers := kafkatest.Cluster(t)
