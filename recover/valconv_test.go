@@ -35,7 +35,7 @@ func show1(v change.Value) string {
 }
 
 // The expected values are what MariaDB 10.11 stored (ALTER TABLE …
-// MODIFY, sql_mode ''); e2e/recover_alter_test.go checks many more
+// MODIFY, an empty sql_mode); e2e/recover_alter_test.go checks many more
 // against the server itself.
 func TestConvertValue(t *testing.T) {
 	f64 := change.Float64Value
