@@ -134,18 +134,9 @@ func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
 			return out, nil
 		}
 	}
-	as, err := p.aggregate(s, p.src, "1")
-	if err != nil {
-		return nil, err
-	}
-	ad, err := p.aggregate(d, p.dst, "1")
-	if err != nil {
-		return nil, err
-	}
+	// The first split (of the key's range, or into hash buckets) compares
+	// the whole table: equal parts end the check.
 	out.Method = "row hashes"
-	if as == ad {
-		return out, nil
-	}
 	if p.intKey != "" {
 		err = p.bisect(s, d)
 	} else {
@@ -225,16 +216,21 @@ func names(cols []string) string {
 	return strings.Join(q, ",")
 }
 
-// aggregate folds the hashes of the rows matching cond into "count xor
-// sum" (64 and 32 bits of each MD5).
-func (p *plan) aggregate(sd *side, t *tableInfo, cond string) (string, error) {
-	rows, err := sd.query("SELECT COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), 0), " +
-		"IFNULL(SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)), 0) FROM (SELECT " + p.hash + " AS h FROM " + from(t) +
-		" WHERE " + cond + ") x")
+// groups folds the hashes of the rows matching cond, grouped by the
+// value of the SQL expression bucket, into "count xor sum" (64 and 32
+// bits of each MD5) per group.
+func (p *plan) groups(sd *side, t *tableInfo, bucket, cond string) (map[string]string, error) {
+	rows, err := sd.query("SELECT b, COUNT(*), BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
+		"SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)) FROM (SELECT " + bucket + " AS b, " + p.hash +
+		" AS h FROM " + from(t) + " WHERE " + cond + ") x GROUP BY b")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return str(rows[0][0]) + " " + str(rows[0][1]) + " " + str(rows[0][2]), nil
+	m := map[string]string{}
+	for _, r := range rows {
+		m[str(r[0])] = str(r[1]) + " " + str(r[2]) + " " + str(r[3])
+	}
+	return m, nil
 }
 
 // full reports whether enough differing rows were named.
@@ -246,7 +242,7 @@ func (p *plan) full() bool {
 	return false
 }
 
-// bisect compares ranges of the integer first key column, halving the
+// bisect compares ranges of the integer first key column, splitting the
 // ranges that differ until they hold at most Leaf rows on either side.
 func (p *plan) bisect(s, d *side) error {
 	lo, hi := new(big.Int), new(big.Int)
@@ -278,37 +274,69 @@ func (p *plan) bisect(s, d *side) error {
 	if first {
 		return nil
 	}
-	return p.bisectRange(s, d, lo, hi)
+	return p.bisectRange(s, d, lo, hi, p.out.SourceRows, p.out.TargetRows)
 }
 
-func (p *plan) bisectRange(s, d *side, lo, hi *big.Int) error {
+// fanout is how many parts a differing key range is split into; the
+// parts' aggregates come from one pass over the range.
+const fanout = 16
+
+// bisectRange names the differing rows of the key range lo..hi, whose
+// aggregates differ and hold ns rows on the source, nd on the target:
+// small enough, its rows are matched; else it is split into fanout
+// parts, and the parts that differ are examined in turn.
+func (p *plan) bisectRange(s, d *side, lo, hi *big.Int, ns, nd int64) error {
 	if p.full() {
 		return nil
 	}
 	cond := p.intKey + " BETWEEN " + lo.String() + " AND " + hi.String()
-	as, err := p.aggregate(s, p.src, cond)
-	if err != nil {
-		return err
-	}
-	ad, err := p.aggregate(d, p.dst, cond)
-	if err != nil {
-		return err
-	}
-	if as == ad {
-		return nil
-	}
-	var ns, nd int
-	fmt.Sscan(as, &ns)
-	fmt.Sscan(ad, &nd)
-	if (ns <= p.opts.Leaf && nd <= p.opts.Leaf) || lo.Cmp(hi) == 0 {
+	if (ns <= int64(p.opts.Leaf) && nd <= int64(p.opts.Leaf)) || lo.Cmp(hi) == 0 {
 		return p.matchRows(s, d, cond)
 	}
-	mid := new(big.Int).Add(lo, hi)
-	mid.Rsh(mid, 1) // floor, also below zero
-	if err := p.bisectRange(s, d, lo, mid); err != nil {
+	// Part i holds the keys from bounds[i] to bounds[i+1]-1.
+	width := new(big.Int).Sub(hi, lo)
+	width.Add(width, big.NewInt(1))
+	parts := int64(fanout)
+	if width.IsInt64() && width.Int64() < parts {
+		parts = width.Int64()
+	}
+	bounds := make([]*big.Int, parts+1)
+	var when strings.Builder
+	when.WriteString("CASE")
+	for i := int64(0); i <= parts; i++ {
+		b := new(big.Int).Mul(width, big.NewInt(i))
+		b.Quo(b, big.NewInt(parts))
+		bounds[i] = b.Add(b, lo)
+		if i > 0 && i < parts {
+			fmt.Fprintf(&when, " WHEN %s < %s THEN %d", p.intKey, bounds[i], i-1)
+		}
+	}
+	fmt.Fprintf(&when, " ELSE %d END", parts-1)
+	as, err := p.groups(s, p.src, when.String(), cond)
+	if err != nil {
 		return err
 	}
-	return p.bisectRange(s, d, new(big.Int).Add(mid, big.NewInt(1)), hi)
+	ad, err := p.groups(d, p.dst, when.String(), cond)
+	if err != nil {
+		return err
+	}
+	for i := int64(0); i < parts; i++ {
+		k := fmt.Sprint(i)
+		if as[k] == ad[k] {
+			continue
+		}
+		var cs, cd int64
+		fmt.Sscan(as[k], &cs)
+		fmt.Sscan(ad[k], &cd)
+		end := new(big.Int).Sub(bounds[i+1], big.NewInt(1))
+		if i == parts-1 {
+			end = hi
+		}
+		if err := p.bisectRange(s, d, bounds[i], end, cs, cd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // keyRow is one row of a range: its key's display and its hash.
@@ -379,28 +407,15 @@ func (p *plan) buckets(s, d *side) error {
 	for n > int64(p.opts.Leaf)<<(4*digits) && digits < 5 {
 		digits++
 	}
-	bucket := "LEFT(h, " + fmt.Sprint(digits) + ")"
+	bucket := "LEFT(" + p.hash + ", " + fmt.Sprint(digits) + ")"
 	if p.keyID != "" {
 		bucket = "LEFT(MD5(" + p.keyID + "), " + fmt.Sprint(digits) + ")"
 	}
-	agg := func(sd *side, t *tableInfo) (map[string]string, error) {
-		rows, err := sd.query("SELECT b, COUNT(*), BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
-			"SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)) FROM (SELECT " + p.hash + " AS h, " +
-			strings.ReplaceAll(bucket, "LEFT(h,", "LEFT("+p.hash+",") + " AS b FROM " + from(t) + ") x GROUP BY b")
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]string{}
-		for _, r := range rows {
-			m[str(r[0])] = str(r[1]) + " " + str(r[2]) + " " + str(r[3])
-		}
-		return m, nil
-	}
-	bs, err := agg(s, p.src)
+	bs, err := p.groups(s, p.src, bucket, "1")
 	if err != nil {
 		return err
 	}
-	bd, err := agg(d, p.dst)
+	bd, err := p.groups(d, p.dst, bucket, "1")
 	if err != nil {
 		return err
 	}
@@ -423,7 +438,7 @@ func (p *plan) buckets(s, d *side) error {
 		for _, b := range batch {
 			lits = append(lits, "'"+b+"'")
 		}
-		cond := strings.ReplaceAll(bucket, "LEFT(h,", "LEFT("+p.hash+",") + " IN (" + strings.Join(lits, ",") + ")"
+		cond := bucket + " IN (" + strings.Join(lits, ",") + ")"
 		if p.keyID != "" {
 			err = p.matchRows(s, d, cond)
 		} else {

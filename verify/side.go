@@ -125,7 +125,10 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 	if len(out) == 0 {
 		return out, nil
 	}
-	cols, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE, EXTRA " +
+	// MariaDB names a system-versioning period column's role in
+	// GENERATION_EXPRESSION ("ROW START", "ROW END").
+	cols, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE, " +
+		"CONCAT_WS(' ', EXTRA, IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), GENERATION_EXPRESSION, NULL)) " +
 		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
 	if err != nil {
 		return nil, err

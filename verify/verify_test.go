@@ -23,6 +23,8 @@ var schema = []string{
 	`CREATE TABLE nokey (a INT, b VARCHAR(10))`,
 	`CREATE TABLE hist (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING`,
 	`CREATE TABLE neg (id INT PRIMARY KEY, v INT)`,
+	`CREATE TABLE hist2 (id INT, v INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START INVISIBLE,
+		e TIMESTAMP(6) GENERATED ALWAYS AS ROW END INVISIBLE, PERIOD FOR SYSTEM_TIME(s, e)) WITH SYSTEM VERSIONING`,
 }
 
 var data = []string{
@@ -38,6 +40,8 @@ var data = []string{
 	`UPDATE hist SET v = v + 100 WHERE id <= 5`,
 	`DELETE FROM hist WHERE id = 20`,
 	`INSERT INTO neg SELECT -seq, seq FROM seq_1_to_50`,
+	`INSERT INTO hist2 SELECT seq % 5, seq FROM seq_1_to_10`,
+	`UPDATE hist2 SET v = v * 2 WHERE id = 1`,
 	`UPDATE ints SET f = 1.0000001, t = '2024-01-01 00:00:00.5', tm = '-00:00:00.25' WHERE id IN (17, 19)`,
 }
 
@@ -52,7 +56,7 @@ func pair(t *testing.T) (src, dst *testserver.Server) {
 	dst.Exec(t, data...)
 	// Same UUIDs and history on both: copy them as literals.
 	dst.Exec(t, "DELETE FROM uu", "SET SESSION system_versioning_insert_history = ON", "SET SESSION time_zone = '+00:00'", "DROP TABLE hist",
-		"CREATE TABLE hist (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING")
+		"CREATE TABLE hist (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING", "DROP TABLE hist2", schema[len(schema)-1])
 	var vals []string
 	for _, r := range src.QueryStrings(t, "SELECT u, v FROM uu") {
 		vals = append(vals, fmt.Sprintf("('%s', %s)", *r[0], *r[1]))
@@ -64,6 +68,11 @@ func pair(t *testing.T) (src, dst *testserver.Server) {
 		vals = append(vals, fmt.Sprintf("(%s, %s, '%s', '%s')", *r[0], *r[1], *r[2], *r[3]))
 	}
 	dst.Exec(t, "INSERT INTO hist (id, v, row_start, row_end) VALUES "+strings.Join(vals, ","))
+	vals = nil
+	for _, r := range src.QueryStrings(t, "SELECT id, v, s, e FROM hist2 FOR SYSTEM_TIME ALL") {
+		vals = append(vals, fmt.Sprintf("(%s, %s, '%s', '%s')", *r[0], *r[1], *r[2], *r[3]))
+	}
+	dst.Exec(t, "INSERT INTO hist2 (id, v, s, e) VALUES "+strings.Join(vals, ","))
 	return src, dst
 }
 
@@ -84,7 +93,7 @@ func TestVerify(t *testing.T) {
 		"INSERT INTO binlogcdc.checkpoint VALUES ('skipped')")
 
 	rep, out := run(t, src, dst, verify.Options{})
-	if len(rep.Differing()) != 0 || len(rep.Tables) != 6 {
+	if len(rep.Differing()) != 0 || len(rep.Tables) != 7 {
 		t.Fatalf("equal servers:\n%s", out)
 	}
 	if !strings.Contains(out, "ok      `v`.`hist` (with history): 25 rows equal") {
@@ -93,7 +102,7 @@ func TestVerify(t *testing.T) {
 	t.Logf("equal:\n%s", out)
 	// The row hashes agree too (every type's text is the same on both).
 	rep, out = run(t, src, dst, verify.Options{HashRows: true})
-	if len(rep.Differing()) != 0 || strings.Count(out, "(row hashes)") != 6 {
+	if len(rep.Differing()) != 0 || strings.Count(out, "(row hashes)") != 7 {
 		t.Fatalf("equal servers, row hashes:\n%s", out)
 	}
 
@@ -112,7 +121,8 @@ func TestVerify(t *testing.T) {
 		"DELETE FROM nokey WHERE a = 3 AND b IS NULL LIMIT 1",
 		"INSERT INTO nokey VALUES (77, 'extra')",
 		"UPDATE hist SET v = 0 WHERE id = 1",
-		"UPDATE neg SET v = 0 WHERE id = -25")
+		"UPDATE neg SET v = 0 WHERE id = -25",
+		"DELETE FROM hist2 WHERE id = 2 AND v = 7")
 	rep, out = run(t, src, dst, verify.Options{})
 	t.Logf("differing:\n%s", out)
 	want := map[string][]string{
@@ -122,6 +132,7 @@ func TestVerify(t *testing.T) {
 		"nokey": {"missing (3, NULL)", "extra   (77, 'extra')"},
 		"hist":  {"changed `id`=1, `row_end`=", "extra   `id`=1, `row_end`="},
 		"neg":   {"changed `id`=-25"},
+		"hist2": {"missing (2, 7, '", "extra   (2, 7, '"},
 	}
 	if len(rep.Differing()) != len(want) {
 		t.Errorf("%d tables differ, want %d", len(rep.Differing()), len(want))
@@ -133,7 +144,7 @@ func TestVerify(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, "6 of 6 tables differ") {
+	if !strings.Contains(out, "7 of 7 tables differ") {
 		t.Errorf("no total line")
 	}
 }
