@@ -104,6 +104,15 @@ func (s *shape) setPK(names []string, prefix []int) {
 // applyAlter returns the shape after the ALTER TABLE statement sql.
 func (s *shape) applyAlter(sql string, mariadb bool) (*shape, error) {
 	p := &parser{sqllex.Parser{Toks: lex(sql)}}
+	if p.Peek(0).Is("CREATE") || p.Peek(0).Is("DROP") {
+		// CREATE … INDEX … ON t, DROP INDEX i ON t: only DROP INDEX
+		// `PRIMARY` changes what a TABLE_MAP says.
+		n := s.clone()
+		if p.Accept("DROP", "INDEX") && (p.Peek(0).Is("PRIMARY") || p.Peek(0).Kind == tQuoted && strings.EqualFold(p.Peek(0).Text, "PRIMARY")) {
+			n.setPK(nil, nil)
+		}
+		return n, nil
+	}
 	p.Accept("ALTER")
 	p.Accept("ONLINE")
 	p.Accept("IGNORE")

@@ -158,7 +158,7 @@ func lostByTableMap(final *tablemap.Table, sh *shape, mariadb bool) []string {
 			bin = append(bin, fmt.Sprintf("%s BINARY(%d)", tablemap.QuoteIdent(c.Name), c.Length))
 		}
 	}
-	out := []string{"MariaDB does not log column visibility: an INVISIBLE column of the table is rebuilt visible"}
+	out := []string{"MariaDB does not log column visibility: INVISIBLE columns, if the table had any, are rebuilt visible"}
 	if len(bin) > 0 {
 		out = append(out, fmt.Sprintf("MariaDB logs UUID and INET6 columns as BINARY(16), INET4 as BINARY(4): %s may have been one of them (the bytes are kept exactly)",
 			strings.Join(bin, ", ")))
