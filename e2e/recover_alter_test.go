@@ -168,6 +168,9 @@ var alterCases = []alterCase{
 		"UPDATE ddl_types SET secret = 43 WHERE id = 1",
 		"UPDATE ddl_types SET u = '00000000-0000-0000-0000-000000000001' WHERE id = 2",
 		"ALTER TABLE ddl_types CHANGE COLUMN u uu UUID NOT NULL",
+		"ALTER TABLE ddl_types ADD COLUMN n INT NOT NULL INVISIBLE DEFAULT 3 COMMENT 'it''s hidden', " +
+			"ADD COLUMN at TIMESTAMP(3) NULL DEFAULT NULL ON UPDATE CURRENT_TIMESTAMP(3), " +
+			"ALTER COLUMN v SET DEFAULT 'dflt', ADD COLUMN d DECIMAL(5,2) DEFAULT -2.5, ADD COLUMN e VARCHAR(5) DEFAULT _latin1'x'",
 	}},
 }
 
@@ -235,7 +238,7 @@ func init() {
 // a fixed order, and CHECKSUM TABLE.
 func raSnapshot(t *testing.T, srv *testserver.Server, table string) (cols, rows, sum []string) {
 	t.Helper()
-	cols = recSnapshot(t, srv, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLLATION_NAME, EXTRA FROM information_schema.COLUMNS "+
+	cols = recSnapshot(t, srv, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLLATION_NAME, EXTRA, COLUMN_DEFAULT, COLUMN_COMMENT FROM information_schema.COLUMNS "+
 		"WHERE TABLE_SCHEMA = 'ra' AND TABLE_NAME = '"+table+"' ORDER BY ORDINAL_POSITION")
 	var hex []string
 	for _, c := range cols {

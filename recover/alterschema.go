@@ -26,6 +26,7 @@ type shape struct {
 	t         *tablemap.Table
 	defColl   uint32
 	typeNames map[string]string
+	attrs     map[string]colAttrs // lower-cased column name → its clauses
 	// guessed says defColl is a guess (the server's default), and notes
 	// list the columns that took it.
 	guessed bool
@@ -38,9 +39,12 @@ type shape struct {
 func (s *shape) clone() *shape {
 	t := *s.t
 	t.Columns = slices.Clone(s.t.Columns)
-	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, guessed: s.guessed, rooted: s.rooted}
+	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, attrs: map[string]colAttrs{}, guessed: s.guessed, rooted: s.rooted}
 	for k, v := range s.typeNames {
 		n.typeNames[k] = v
+	}
+	for k, v := range s.attrs {
+		n.attrs[k] = v
 	}
 	return n
 }
@@ -48,7 +52,7 @@ func (s *shape) clone() *shape {
 // fromTableMap starts a shape from a TABLE_MAP. Its default collation is
 // guessed from its text columns when they all share one.
 func fromTableMap(t *tablemap.Table) *shape {
-	s := &shape{t: t, typeNames: map[string]string{}}
+	s := &shape{t: t, typeNames: map[string]string{}, attrs: map[string]colAttrs{}}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if c.Collation == 0 || c.Collation == 63 {
@@ -228,6 +232,7 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			}
 		}
 		delete(n.typeNames, strings.ToLower(old.Text))
+		delete(n.attrs, strings.ToLower(old.Text))
 		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
 		at, err := n.at(pos, i)
 		if err != nil {
@@ -253,6 +258,7 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 		}
 		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
 		delete(n.typeNames, strings.ToLower(name.Text))
+		delete(n.attrs, strings.ToLower(name.Text))
 		for k := 0; k < len(pk); k++ {
 			if strings.EqualFold(pk[k], name.Text) {
 				pk = slices.Delete(slices.Clone(pk), k, k+1)
@@ -275,6 +281,10 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 				delete(n.typeNames, strings.ToLower(from.Text))
 				n.typeNames[strings.ToLower(to.Text)] = tn
 			}
+			if a, ok := n.attrs[strings.ToLower(from.Text)]; ok {
+				delete(n.attrs, strings.ToLower(from.Text))
+				n.attrs[strings.ToLower(to.Text)] = a
+			}
 			for k := range pk {
 				if strings.EqualFold(pk[k], from.Text) {
 					pk[k] = to.Text
@@ -293,12 +303,19 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(p.Peek(0).Text))
 		}
 		p.I++
+		key := strings.ToLower(n.t.Columns[i].Name)
+		a := n.attrs[key]
 		switch {
 		case p.Accept("SET", "INVISIBLE"):
 			n.t.Columns[i].Visible = false
 		case p.Accept("SET", "VISIBLE"):
 			n.t.Columns[i].Visible = true
+		case p.Accept("SET", "DEFAULT") && !p.Done():
+			a.def = "DEFAULT " + sql[c[p.I].Start:c[len(c)-1].End]
+		case p.Accept("DROP", "DEFAULT"):
+			a.def = ""
 		}
+		n.attrs[key] = a
 		return pk, prefix, nil // SET DEFAULT, DROP DEFAULT
 	case p.Accept("CONVERT", "TO"):
 		p.Accept("CHARACTER", "SET")
@@ -366,6 +383,10 @@ func (n *shape) insert(d *colDef, at int, pk []string, prefix []int) ([]string, 
 	if d.typeName != "" {
 		n.typeNames[strings.ToLower(d.col.Name)] = d.typeName
 	}
+	if n.attrs == nil {
+		n.attrs = map[string]colAttrs{}
+	}
+	n.attrs[strings.ToLower(d.col.Name)] = d.attrs
 	if d.pk {
 		pk, prefix = []string{d.col.Name}, nil
 	}

@@ -31,6 +31,23 @@ type colDef struct {
 	charsetGiven bool
 	// text is the definition's source text after the name.
 	text string
+	// attrs are its DEFAULT, ON UPDATE and COMMENT clauses.
+	attrs colAttrs
+}
+
+// colAttrs are the clauses of a column definition a TABLE_MAP lacks, as
+// the statement wrote them ("DEFAULT 'x'", "ON UPDATE
+// CURRENT_TIMESTAMP", "COMMENT 'y'"); "" when absent.
+type colAttrs struct{ def, onUpdate, comment string }
+
+func (a colAttrs) String() string {
+	var out []string
+	for _, s := range []string{a.def, a.onUpdate, a.comment} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // parseColDef reads "name type [attributes]" from def (tokens of sql).
@@ -259,17 +276,33 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 		case t.Is("AS") || t.Is("GENERATED"):
 			return nil, fmt.Errorf("generated columns are not derived from DDL")
 		case t.Is("DEFAULT"), t.Is("COMMENT"), t.Is("ON"), t.Is("CHECK"), t.Is("REFERENCES"):
-			// Their operand: a literal, a word, or a parenthesised
-			// expression (the loop skips groups below).
-			if i+1 < len(def) && !def[i+1].IsPunct('(') {
+			// Their operand: a literal, a word (a function call), or a
+			// parenthesised expression.
+			start := i
+			onUpdate := t.Is("ON") && i+1 < len(def) && def[i+1].Is("UPDATE")
+			if onUpdate {
 				i++
-				if def[i].IsPunct('-') || def[i].IsPunct('+') {
+			}
+			if i+1 < len(def) {
+				i++
+				if (def[i].IsPunct('-') || def[i].IsPunct('+')) && i+1 < len(def) {
 					i++
 				}
-				if i+1 < len(def) && def[i+1].IsPunct('(') { // CURRENT_TIMESTAMP(6), a function
-					i++
+				switch {
+				case def[i].IsPunct('('):
 					i = skipGroupAt(def, i) - 1
+				case i+1 < len(def) && def[i+1].IsPunct('('): // CURRENT_TIMESTAMP(6), a function
+					i = skipGroupAt(def, i+1) - 1
 				}
+			}
+			text := sql[def[start].Start:def[min(i, len(def)-1)].End]
+			switch {
+			case t.Is("DEFAULT"):
+				d.attrs.def = text
+			case t.Is("COMMENT"):
+				d.attrs.comment = text
+			case onUpdate:
+				d.attrs.onUpdate = text
 			}
 		case t.IsPunct('('):
 			i = skipGroupAt(def, i) - 1

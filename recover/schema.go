@@ -104,7 +104,7 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 	fin := stages[len(stages)-1]
 	switch {
 	case fin.shape != nil && fin.shape.rooted && fin.t != nil:
-		s.CreateSQL = fromDDL(sql, s.Final, fin.shape)
+		s.CreateSQL = fromDDL(sql, s.Final, fin.shape, mariadb)
 		s.From = fmt.Sprintf("the binlog's CREATE TABLE statement at %s:%d and the ALTER TABLE after it", inc.Created.Pos.File, inc.Created.Pos.Offset)
 		if len(inc.alters) > 1 {
 			s.From = fmt.Sprintf("the binlog's CREATE TABLE statement at %s:%d and the %d ALTER TABLEs after it", inc.Created.Pos.File, inc.Created.Pos.Offset, len(inc.alters))
@@ -120,23 +120,37 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 
 // ddlNote heads a CREATE TABLE derived from the binlog's DDL statements.
 const ddlNote = "-- Rebuilt by binlogcdc from the binlog's CREATE TABLE and ALTER TABLE statements (the columns,\n" +
-	"-- their types, character sets, NULL, INVISIBLE, and the primary key), checked against its TABLE_MAPs.\n" +
-	"-- It lacks: column defaults, secondary indexes and UNIQUE keys, AUTO_INCREMENT, comments, foreign keys,\n" +
-	"-- CHECK constraints, display widths, ZEROFILL, and table options (engine, row format, partitioning).\n"
+	"-- their types, character sets, NULL, DEFAULT, ON UPDATE, COMMENT, INVISIBLE, and the primary key),\n" +
+	"-- checked against its TABLE_MAPs. It lacks: secondary indexes and UNIQUE keys, AUTO_INCREMENT, foreign\n" +
+	"-- keys, CHECK constraints, display widths, ZEROFILL, and table options (engine, row format, partitioning).\n"
 
 // fromDDL rewrites the CREATE TABLE that tablemap.CreateTable built from
 // the derived final table: the types a TABLE_MAP cannot name (UUID,
-// INET4, INET6) as the DDL named them, and the note.
-func fromDDL(sql string, final *tablemap.Table, sh *shape) string {
+// INET4, INET6) as the DDL named them, each column's DEFAULT, ON UPDATE
+// and COMMENT clauses, and the note.
+func fromDDL(sql string, final *tablemap.Table, sh *shape, mariadb bool) string {
 	sql = strings.Replace(sql, tablemap.CreateTableNote, ddlNote, 1)
 	for i := range final.Columns {
 		c := &final.Columns[i]
-		tn := sh.typeNames[strings.ToLower(c.Name)]
-		if tn == "" {
+		def, err := tablemap.ColumnDefinition(c, mariadb)
+		if err != nil {
 			continue
 		}
-		line := "\n  " + tablemap.QuoteIdent(c.Name) + " " + fmt.Sprintf("BINARY(%d)", c.Length)
-		sql = strings.Replace(sql, line, "\n  "+tablemap.QuoteIdent(c.Name)+" "+tn, 1)
+		key := strings.ToLower(c.Name)
+		line := "\n  " + tablemap.QuoteIdent(c.Name) + " " + def
+		repl := line
+		if tn := sh.typeNames[key]; tn != "" {
+			repl = strings.Replace(repl, fmt.Sprintf(" BINARY(%d)", c.Length), " "+tn, 1)
+		}
+		if a := sh.attrs[key].String(); a != "" {
+			repl += " " + a
+		}
+		for _, end := range []string{",\n", "\n)"} {
+			if strings.Contains(sql, line+end) {
+				sql = strings.Replace(sql, line+end, repl+end, 1)
+				break
+			}
+		}
 	}
 	return sql
 }

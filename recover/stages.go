@@ -184,7 +184,7 @@ func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
 	open := p.I
 	p.SkipGroup()
 	body := toks[open+1 : max(open+1, p.I-1)]
-	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}, rooted: true}
+	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}, attrs: map[string]colAttrs{}, rooted: true}
 	cs, coll := "", ""
 	for k := p.I; k+1 < len(toks); k++ {
 		t := toks[k]
