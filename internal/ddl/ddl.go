@@ -222,15 +222,7 @@ func (p *parser) object(verb string) (Statement, bool) {
 		// CREATE [ONLINE|OFFLINE] [UNIQUE|FULLTEXT|SPATIAL] INDEX i … ON t;
 		// DROP INDEX [IF EXISTS] i ON t.
 		st.Kind, st.Verb = Table, verb+" INDEX"
-		for ; !p.Done(); p.I++ {
-			if p.Peek(0).Is("ON") {
-				p.I++
-				n, ok := p.Name()
-				st.add(n)
-				return st, ok
-			}
-		}
-		return st, false
+		return st, p.on(&st)
 	case "TRIGGER":
 		st.Verb = verb + " TRIGGER"
 		if verb != "CREATE" {
@@ -241,15 +233,7 @@ func (p *parser) object(verb string) (Statement, bool) {
 			return st, ok && n.DB != ""
 		}
 		st.Kind = Table
-		for ; !p.Done(); p.I++ {
-			if p.Peek(0).Is("ON") {
-				p.I++
-				n, ok := p.Name()
-				st.add(n)
-				return st, ok
-			}
-		}
-		return st, false
+		return st, p.on(&st)
 	case "PROCEDURE", "FUNCTION", "EVENT", "PACKAGE", "AGGREGATE":
 		if w == "AGGREGATE" {
 			p.Accept("FUNCTION")
@@ -268,6 +252,19 @@ func (p *parser) object(verb string) (Statement, bool) {
 		return st, true
 	}
 	return st, false
+}
+
+// on adds the table after the next ON (of an index or a trigger).
+func (p *parser) on(st *Statement) bool {
+	for ; !p.Done(); p.I++ {
+		if p.Peek(0).Is("ON") {
+			p.I++
+			n, ok := p.Name()
+			st.add(n)
+			return ok
+		}
+	}
+	return false
 }
 
 // skipPrefix skips what may come between CREATE/ALTER and the object
