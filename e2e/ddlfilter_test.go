@@ -313,3 +313,28 @@ func TestDDLFiltersDatabases(t *testing.T) {
 		t.Errorf("--tables hr.emp: want an error for DROP DATABASE hr:\n%s", errOut)
 	}
 }
+
+// TestStatementDMLFilters: a row change logged as a statement
+// (binlog_format=STATEMENT) is selected by the table it writes, not by
+// the session's default database: one into a selected table stops the
+// run, one into a table the filters leave out is passed over.
+func TestStatementDMLFilters(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t,
+		"CREATE DATABASE hr", "CREATE DATABASE other",
+		"CREATE TABLE hr.emp (id INT PRIMARY KEY)", "CREATE TABLE other.x (id INT PRIMARY KEY)",
+		"SET SESSION binlog_format = 'STATEMENT'",
+		"USE hr", "INSERT INTO other.x VALUES (1)",
+		"SET SESSION binlog_format = 'ROW'", "INSERT INTO hr.emp VALUES (1)")
+	mark := rpMasterPos(t, src)
+	src.Exec(t, "SET SESSION binlog_format = 'STATEMENT'", "USE other", "INSERT INTO hr.emp VALUES (2)", "SET SESSION binlog_format = 'ROW'")
+	index := src.BinlogIndex()
+	out, errOut := rpRun(t, 0, "read", index, "--tables", "hr.*", "--stop-position", mark)
+	if recs, err := ParseLines(out); err != nil || len(recs) != 1 {
+		t.Errorf("before the mark: %d records (%v), want hr.emp's row; stderr:\n%s", len(recs), err, errOut)
+	}
+	_, errOut = rpRun(t, 4, "read", index, "--tables", "hr.*")
+	if !strings.Contains(errOut, "statement logged instead of rows: INSERT INTO hr.emp VALUES (2)") {
+		t.Errorf("want an error for the INSERT into hr.emp logged as a statement:\n%s", errOut)
+	}
+}

@@ -122,3 +122,17 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 	p.Stats.DDL++
 	return nil
 }
+
+// dmlSelected reports whether a row statement logged as text (not as row
+// events) may write a selected table: the one table it names passes the
+// filters, whatever its default database; a statement on several tables,
+// or one binlogcdc cannot read, may.
+func (p *Pipeline) dmlSelected(q query) bool {
+	if !p.opts.Filter.active() {
+		return true
+	}
+	if n, ok := ddl.DMLTarget(q.sql, q.db); ok {
+		return p.opts.Filter.Table(n.DB, n.Table)
+	}
+	return true
+}

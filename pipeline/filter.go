@@ -213,13 +213,6 @@ func (f *Filter) Database(db string) (any, all bool) {
 	return any, all
 }
 
-// DB reports whether statements whose default database is db may concern
-// selected tables.
-func (f *Filter) DB(db string) bool {
-	any, _ := f.Database(db)
-	return any
-}
-
 // Unmatched returns a warning for each pattern that matched no table the
 // input mentioned (a misspelled or wrongly quoted pattern selects
 // nothing, silently otherwise), and for names in the input that differ

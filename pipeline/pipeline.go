@@ -300,7 +300,7 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 	case queryXACommit, queryXARollback:
 		return p.xaOutcome(ctx, ev, q)
 	case queryDML:
-		if p.tx.skip || !p.opts.Filter.DB(q.db) {
+		if p.tx.skip || !p.dmlSelected(q) { // ddl.go
 			return nil
 		}
 		return p.fail(ev, fmt.Errorf("statement logged instead of rows: %.80s", q.sql), hintStatement)

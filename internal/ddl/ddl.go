@@ -420,3 +420,50 @@ func isDBOption(t sqllex.Token) bool {
 	}
 	return false
 }
+
+// DMLTarget returns the one table a row statement (INSERT, REPLACE,
+// UPDATE, DELETE, LOAD DATA) logged as text writes to, when it names
+// exactly one: ok is false for multi-table UPDATE and DELETE and for
+// anything it cannot read.
+func DMLTarget(sql, db string) (n Name, ok bool) {
+	p := &parser{Parser: sqllex.Parser{Toks: sqllex.Lex(sql), DB: db}}
+	skip := func(kws ...string) {
+		for again := true; again; {
+			again = false
+			for _, kw := range kws {
+				if p.Accept(kw) {
+					again = true
+				}
+			}
+		}
+	}
+	switch {
+	case p.Accept("INSERT"), p.Accept("REPLACE"):
+		skip("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO")
+	case p.Accept("UPDATE"):
+		skip("LOW_PRIORITY", "IGNORE")
+		if n, ok = p.Name(); !ok || !p.Peek(0).Is("SET") {
+			return Name{}, false // UPDATE a, b / a JOIN b …
+		}
+		return n, true
+	case p.Accept("DELETE"):
+		skip("LOW_PRIORITY", "QUICK", "IGNORE")
+		if !p.Accept("FROM") {
+			return Name{}, false // DELETE a, b FROM …
+		}
+		if n, ok = p.Name(); !ok || p.Peek(0).Is("USING") || p.Peek(0).IsPunct(',') || p.Peek(0).Is("JOIN") {
+			return Name{}, false
+		}
+		return n, true
+	case p.Accept("LOAD"):
+		for !p.Done() && !(p.Peek(0).Is("INTO") && p.Peek(1).Is("TABLE")) {
+			p.I++
+		}
+		if !p.Accept("INTO", "TABLE") {
+			return Name{}, false
+		}
+	default:
+		return Name{}, false
+	}
+	return p.Name()
+}

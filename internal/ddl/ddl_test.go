@@ -95,3 +95,29 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestDMLTarget(t *testing.T) {
+	for _, c := range []struct{ sql, want string }{
+		{"INSERT INTO hr.emp VALUES (1)", "hr.emp"},
+		{"insert low_priority ignore into emp (a) values (1)", "shop.emp"},
+		{"REPLACE `x.y` SET a = 1", "shop.x.y"},
+		{"UPDATE IGNORE hr.emp SET a = 1 WHERE b = 2", "hr.emp"},
+		{"UPDATE a, b SET a.x = b.x", ""},
+		{"UPDATE a JOIN b ON a.i = b.i SET a.x = 1", ""},
+		{"DELETE FROM hr.emp WHERE a = 1", "hr.emp"},
+		{"DELETE QUICK FROM emp", "shop.emp"},
+		{"DELETE a FROM a JOIN b", ""},
+		{"DELETE FROM a USING a, b", ""},
+		{"LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE hr.emp", "hr.emp"},
+		{"SELECT 1", ""},
+	} {
+		n, ok := DMLTarget(c.sql, "shop")
+		got := ""
+		if ok {
+			got = n.DB + "." + n.Table
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.sql, got, c.want)
+		}
+	}
+}
