@@ -71,22 +71,8 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 			s0.shape = sh
 		}
 	}
-	if m := mapIn(change.Position{}, firstAlter); m != nil {
-		s0.t, s0.fromMap = m, true
-		if s0.shape != nil {
-			if why, ok := agrees(s0.shape.t, m); !ok {
-				notes = append(notes, "binlogcdc's reading of the CREATE TABLE statement differs from the TABLE_MAP ("+why+"): the TABLE_MAP is used")
-				s0.shape = nil
-			}
-		}
-		if s0.shape != nil {
-			s0.t = withVisibility(m, s0.shape.t)
-			s0.shape.t = s0.t
-		} else {
-			s0.shape = fromTableMap(m)
-		}
-	} else if s0.shape != nil {
-		s0.t = s0.shape.t
+	if note := s0.settle(mapIn(change.Position{}, firstAlter), "the CREATE TABLE statement"); note != "" {
+		notes = append(notes, note)
 	}
 	for k := range inc.alters {
 		a := &inc.alters[k]
@@ -117,25 +103,40 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 				sh.notes = nil
 			}
 		}
-		if m := mapIn(a.ev.Pos, next); m != nil {
-			st.t, st.fromMap = m, true
-			if st.shape != nil {
-				if why, ok := agrees(st.shape.t, m); !ok {
-					notes = append(notes, fmt.Sprintf("binlogcdc's reading of the ALTER TABLE at %s:%d differs from the TABLE_MAP after it (%s): the TABLE_MAP is used", a.ev.Pos.File, a.ev.Pos.Offset, why))
-					st.shape = nil
-				}
-			}
-			if st.shape != nil {
-				st.t = withVisibility(m, st.shape.t)
-				st.shape.t = st.t
-			} else {
-				st.shape = fromTableMap(m)
-			}
-		} else if st.shape != nil {
-			st.t = st.shape.t
+		what := fmt.Sprintf("the ALTER TABLE at %s:%d", a.ev.Pos.File, a.ev.Pos.Offset)
+		if note := st.settle(mapIn(a.ev.Pos, next), what); note != "" {
+			notes = append(notes, note)
 		}
 	}
 	return out, notes
+}
+
+// settle sets the stage's table from its first TABLE_MAP m (nil: none)
+// and its derivation from what (a statement): the TABLE_MAP with the
+// derivation's visibility when they agree, the TABLE_MAP alone (and a
+// note) when they do not, the derivation when there is no TABLE_MAP.
+func (st *stage) settle(m *tablemap.Table, what string) string {
+	if m == nil {
+		if st.shape != nil {
+			st.t = st.shape.t
+		}
+		return ""
+	}
+	st.t, st.fromMap = m, true
+	note := ""
+	if st.shape != nil {
+		if why, ok := agrees(st.shape.t, m); !ok {
+			note = "binlogcdc's reading of " + what + " differs from the TABLE_MAP after it (" + why + "): the TABLE_MAP is used"
+			st.shape = nil
+		}
+	}
+	if st.shape == nil {
+		st.shape = fromTableMap(m)
+		return note
+	}
+	st.t = withVisibility(m, st.shape.t)
+	st.shape.t = st.t
+	return note
 }
 
 // agrees reports whether a derived table matches a TABLE_MAP: the same
