@@ -189,6 +189,9 @@ type Query struct {
 	// (Q_CHARSET_DATABASE_CODE, written when it is not the default
 	// database's); 0 when the event does not carry them.
 	CollationServer, CollationDatabase uint32
+	// TimeZone is the session's time_zone (Q_TIME_ZONE_CODE), written
+	// when the statement used it; "" otherwise.
+	TimeZone string
 }
 
 // Query decodes a QUERY_EVENT (or MariaDB's compressed one) into the
@@ -238,6 +241,9 @@ func (q *Query) statusVars(v []byte) {
 				return
 			}
 			n = 1 + int(v[1])
+			if v[0] == 5 && len(v) >= 1+n {
+				q.TimeZone = string(v[2 : 1+n])
+			}
 		case 7: // Q_LC_TIME_NAMES_CODE
 			n = 2
 		case 8: // Q_CHARSET_DATABASE_CODE

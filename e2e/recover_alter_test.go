@@ -73,15 +73,25 @@ var alterCases = []alterCase{
 		"SET SESSION sql_mode = DEFAULT",
 	}},
 	{name: "approx_reported", approx: true, notes: []string{
-		"column `ts`: the conversion of its values from TIMESTAMP to DATETIME by the ALTER TABLE at",
+		"column `y`: the conversion of its values from INT to YEAR by the ALTER TABLE at",
 		"column `s`: the conversion of its values from VARCHAR(20)",
 		"column `n` was added by the ALTER TABLE at",
 		"with a DEFAULT expression binlogcdc cannot evaluate",
 		"(2 row images, the first written at binlog.",
 	}, setup: []string{
-		"CREATE TABLE approx_reported (id INT PRIMARY KEY, ts TIMESTAMP NULL, s VARCHAR(20))",
-		"INSERT INTO approx_reported VALUES (1, '2024-01-01 10:00:00', '2024-2-9 1:2:3'), (2, NULL, '20240101')",
-		"ALTER TABLE approx_reported MODIFY ts DATETIME, MODIFY s DATETIME, ADD COLUMN n DATETIME DEFAULT CURRENT_TIMESTAMP",
+		"CREATE TABLE approx_reported (id INT PRIMARY KEY, y INT, s VARCHAR(20))",
+		"INSERT INTO approx_reported VALUES (1, 24, '2024-2-9 1:2:3'), (2, NULL, '20240101')",
+		"ALTER TABLE approx_reported MODIFY y YEAR, MODIFY s DATETIME, ADD COLUMN n DATETIME DEFAULT CURRENT_TIMESTAMP",
+	}},
+	{name: "timestamp_zones", setup: []string{
+		"SET SESSION time_zone = '+05:30'",
+		"CREATE TABLE timestamp_zones (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL, dt DATETIME(6), d DATE)",
+		"INSERT INTO timestamp_zones VALUES (1, '2024-01-01 03:00:00.123', '2024-06-15 12:34:56.654321', '2024-02-29'), " +
+			"(2, NULL, '1999-12-31 23:59:59.5', '0000-00-00'), (3, '1970-01-02 00:00:00', '0000-00-00 00:00:00', NULL)",
+		"ALTER TABLE timestamp_zones MODIFY ts DATETIME(2), MODIFY dt TIMESTAMP(6) NULL, MODIFY d TIMESTAMP NULL",
+		"SET SESSION time_zone = '-03:00'",
+		"ALTER TABLE timestamp_zones MODIFY ts TIMESTAMP(2) NULL, MODIFY dt DATETIME(3)",
+		"SET SESSION time_zone = DEFAULT",
 	}},
 	{name: "chain_enum_set", setup: []string{
 		"CREATE TABLE chain_enum_set (id INT PRIMARY KEY, e ENUM('a','b','c'), s SET('x','y','z'), e2 ENUM('p','q'), e3 ENUM('k','l') CHARACTER SET latin1)",

@@ -27,6 +27,7 @@ type Event struct {
 	// CollServer, CollDatabase: the session's collation_server and
 	// collation_database (0: not in the event).
 	CollServer, CollDatabase uint32
+	TimeZone                 string // the session's time_zone, when the statement used it
 }
 
 // EndKind says how an incarnation ended.
@@ -393,7 +394,7 @@ func scan(ctx context.Context, files []string, start, stop change.Position) (*ca
 			}
 			inTx = false // DDL commits on its own
 			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.DB, SQL: q.SQL, SQLMode: q.SQLMode, HasSQLMode: q.HasSQLMode,
-				CollServer: q.CollationServer, CollDatabase: q.CollationDatabase})
+				CollServer: q.CollationServer, CollDatabase: q.CollationDatabase, TimeZone: q.TimeZone})
 		case replication.TABLE_MAP_EVENT:
 			if !inTx && stopHere() {
 				return c, nil

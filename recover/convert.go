@@ -59,7 +59,7 @@ type chain struct {
 // mapping is one step: where each column of the next schema comes from.
 type mapping struct {
 	from, to *tablemap.Table
-	mode     uint64
+	sess     session
 	src      []int          // index in the row before, or -1
 	fill     []change.Value // when src is -1
 	note     []string       // when src is -1 and the value is a guess, or the conversion is not exact
@@ -113,7 +113,7 @@ func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
 				out[j] = row[i]
 				continue
 			}
-			v, ok := convertValue(row[i], &m.from.Columns[i], &m.to.Columns[j], m.mode)
+			v, ok := convertValue(row[i], &m.from.Columns[i], &m.to.Columns[j], m.sess)
 			if !ok && count && !row[i].IsAbsent() {
 				cv.note(m.note[j])
 			}
@@ -179,14 +179,14 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 	for i := range from.Columns {
 		cur[strings.ToLower(from.Columns[i].Name)] = origin{idx: i}
 	}
-	var mode uint64
+	var sess session
 	where := "the binlog's TABLE_MAPs"
 	for _, st := range stages {
 		a := st.alter
 		if a == nil {
 			continue
 		}
-		mode = a.ev.SQLMode
+		sess = session{mode: a.ev.SQLMode, tz: zoneOf(a.ev.TimeZone)}
 		where = fmt.Sprintf("the ALTER TABLE at %s:%d", a.ev.Pos.File, a.ev.Pos.Offset)
 		for k := range a.info.ops {
 			op := &a.info.ops[k]
@@ -206,7 +206,7 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 	}
 	skipped := len(stages) > 1
 	n := len(to.Columns)
-	m := &mapping{from: from, to: to, mode: mode, src: make([]int, n), fill: make([]change.Value, n), note: make([]string, n), conv: make([]bool, n)}
+	m := &mapping{from: from, to: to, sess: sess, src: make([]int, n), fill: make([]change.Value, n), note: make([]string, n), conv: make([]bool, n)}
 	for j := range to.Columns {
 		tc := &to.Columns[j]
 		o, ok := cur[strings.ToLower(tc.Name)]
@@ -225,10 +225,10 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 			}
 		case ok:
 			m.src[j] = -1
-			m.fill[j], m.note[j] = fillValue(tc, o.add, o.alterAt, mode)
+			m.fill[j], m.note[j] = fillValue(tc, o.add, o.alterAt, sess)
 		default:
 			m.src[j] = -1
-			v, _ := fillValue(tc, nil, change.Position{}, mode)
+			v, _ := fillValue(tc, nil, change.Position{}, sess)
 			m.fill[j] = v
 			m.note[j] = fmt.Sprintf("column %s is not in the rows written before it appeared (no ALTER TABLE that added it was recognised): they get %s",
 				tablemap.QuoteIdent(tc.Name), describeFill(v))
@@ -250,7 +250,7 @@ func typeText(c *tablemap.Column) string {
 
 // fillValue is the value a column added by ALTER TABLE (op; nil: unknown)
 // has in the rows that existed before it, and a note when it is a guess.
-func fillValue(c *tablemap.Column, op *colOp, at change.Position, mode uint64) (change.Value, string) {
+func fillValue(c *tablemap.Column, op *colOp, at change.Position, sess session) (change.Value, string) {
 	where := fmt.Sprintf("the ALTER TABLE at %s:%d", at.File, at.Offset)
 	if op != nil && op.autoInc {
 		return implicitDefault(c), fmt.Sprintf("column %s was added by %s with AUTO_INCREMENT: the numbers the server gave the rows written before it are not in the binlog (they get %s)",
@@ -268,7 +268,7 @@ func fillValue(c *tablemap.Column, op *colOp, at change.Position, mode uint64) (
 		default:
 			v, from = change.TextValue(change.String, []byte(l.Text)), &literalText
 		}
-		out, ok := convertValue(v, from, c, mode)
+		out, ok := convertValue(v, from, c, sess)
 		if !ok {
 			return out, fmt.Sprintf("column %s was added by %s with DEFAULT %s, which binlogcdc does not convert to %s exactly: the rows written before it get %s",
 				tablemap.QuoteIdent(c.Name), where, describeFill(v), typeText(c), describeFill(out))

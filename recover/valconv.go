@@ -28,6 +28,35 @@ import (
 // sqlModeTimeRoundFractional is MariaDB's TIME_ROUND_FRACTIONAL bit.
 const sqlModeTimeRoundFractional = 1 << 34
 
+// session is what of the ALTER's session decides a conversion: its
+// sql_mode, and its time zone (nil: unknown) for TIMESTAMP.
+type session struct {
+	mode uint64
+	tz   *time.Location
+}
+
+// zoneOf reads a time_zone value whose meaning is fixed ("+05:30",
+// "UTC"); nil for others (named zones follow the server's tables).
+func zoneOf(s string) *time.Location {
+	switch strings.ToUpper(s) {
+	case "UTC", "+00:00", "-00:00", "+0:00":
+		return time.UTC
+	}
+	if len(s) >= 5 && (s[0] == '+' || s[0] == '-') {
+		h, m, ok := strings.Cut(s[1:], ":")
+		hh, err1 := strconv.Atoi(h)
+		mm, err2 := strconv.Atoi(m)
+		if ok && err1 == nil && err2 == nil && hh <= 14 && mm < 60 {
+			off := (hh*60 + mm) * 60
+			if s[0] == '-' {
+				off = -off
+			}
+			return time.FixedZone(s, off)
+		}
+	}
+	return nil
+}
+
 type category uint8
 
 const (
@@ -90,7 +119,7 @@ func sameType(a, b *tablemap.Column) bool {
 // convertValue returns v (a value of column from) as column to holds it
 // after ALTER TABLE under sql_mode mode; ok is false when the result is
 // not known to be what the server stored.
-func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (change.Value, bool) {
+func convertValue(v change.Value, from, to *tablemap.Column, sess session) (change.Value, bool) {
 	if v.IsAbsent() {
 		return v, true
 	}
@@ -170,7 +199,7 @@ func convertValue(v change.Value, from, to *tablemap.Column, mode uint64) (chang
 			return setByLabels(string(v.Bytes()), to)
 		}
 	case catDate, catDatetime, catTime, catTimestamp:
-		return toTemporal(v, fc, tc, from, to, mode)
+		return toTemporal(v, fc, tc, from, to, sess)
 	}
 	return implicitDefault(to), false
 }
@@ -441,7 +470,7 @@ func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
 }
 
 // toTemporal converts between dates and times, and from their text.
-func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode uint64) (change.Value, bool) {
+func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, sess session) (change.Value, bool) {
 	s := string(v.Bytes())
 	ok := true
 	switch fc {
@@ -453,9 +482,20 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode
 	default:
 		return implicitDefault(to), false
 	}
-	if (fc == catTimestamp) != (tc == catTimestamp) || (fc == catTime) != (tc == catTime) {
-		// Across time zones, or TIME ↔ dates: not reproduced.
-		return implicitDefault(to), false
+	if (fc == catTime) != (tc == catTime) {
+		return implicitDefault(to), false // TIME ↔ dates: not reproduced
+	}
+	sec := v.Uint()
+	if (fc == catTimestamp) != (tc == catTimestamp) {
+		// Across the session's time zone: known only when the binlog
+		// says it and it is a fixed offset.
+		if sess.tz == nil {
+			return implicitDefault(to), false
+		}
+		var ok bool
+		if s, sec, ok = acrossZone(s, fc == catTimestamp, v.Uint(), sess.tz); !ok {
+			return implicitDefault(to), false
+		}
 	}
 	date, clock, _ := strings.Cut(s, " ")
 	if tc == catTime {
@@ -469,11 +509,10 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, mode
 			clock = "00:00:00"
 		}
 		whole, frac, _ := strings.Cut(clock, ".")
-		sec := v.Uint()
 		if len(frac) > to.FSP {
 			// Fractional seconds are cut, or rounded half up under
 			// TIME_ROUND_FRACTIONAL (the ALTER's sql_mode).
-			up := mode&sqlModeTimeRoundFractional != 0 && frac[to.FSP] >= '5'
+			up := sess.mode&sqlModeTimeRoundFractional != 0 && frac[to.FSP] >= '5'
 			frac = frac[:to.FSP]
 			if up {
 				var carry bool
@@ -579,4 +618,30 @@ func datetimeAddSecond(date, clock string) (string, string, bool) {
 		return date, clock, false
 	}
 	return t.Format("2006-01-02"), t.Format("15:04:05"), true
+}
+
+// acrossZone converts between a TIMESTAMP (UTC text, Unix seconds) and
+// the session's local DATETIME text: fromTS says which way. A zero
+// value stays zero; a DATETIME outside TIMESTAMP's range is not
+// reproduced.
+func acrossZone(s string, fromTS bool, sec uint64, tz *time.Location) (string, uint64, bool) {
+	date, clock, _ := strings.Cut(s, " ")
+	whole, frac, hasFrac := strings.Cut(clock, ".")
+	if clock == "" {
+		whole = "00:00:00"
+	}
+	if hasFrac {
+		frac = "." + frac
+	}
+	if strings.HasPrefix(s, "0000-00-00") {
+		return "0000-00-00 " + whole + frac, 0, whole == "00:00:00"
+	}
+	if fromTS {
+		return time.Unix(int64(sec), 0).In(tz).Format("2006-01-02 15:04:05") + frac, sec, true
+	}
+	t, err := time.ParseInLocation("2006-01-02 15:04:05", date+" "+whole, tz)
+	if err != nil || t.Unix() < 1 || t.Unix() > 1<<31-1 {
+		return s, 0, false
+	}
+	return t.UTC().Format("2006-01-02 15:04:05") + frac, uint64(t.Unix()), true
 }

@@ -74,7 +74,7 @@ func TestConvertValue(t *testing.T) {
 		{change.NullValue(), "INT", "INT NOT NULL", "0"},
 	} {
 		from, to := col(t, c.from), col(t, c.to)
-		got, ok := convertValue(c.v, from, to, 0)
+		got, ok := convertValue(c.v, from, to, session{})
 		if !ok || show1(got) != c.want {
 			t.Errorf("%s %s → %s: %s (ok %v), want %s", c.from, show1(c.v), c.to, show1(got), ok, c.want)
 		}
