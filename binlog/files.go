@@ -64,6 +64,9 @@ func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
 		if f == "-" && len(files) > 1 {
 			return nil, &FileError{Msg: "stdin ('-') must be the only file", Hint: "read the files by name, or one binlog from stdin"}
 		}
+		if strings.HasSuffix(f, ".index") && len(files) > 1 {
+			return nil, &FileError{Path: f, Msg: "is the server's binlog index, given with other files", Hint: "give the index alone (it lists the binlogs), or only the binlog files (binlog.0*)"}
+		}
 	}
 	fromIndex := false
 	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {

@@ -52,6 +52,15 @@ func TestOptionalValueFlags(t *testing.T) {
 	}
 }
 
+// TestRecoverDSNFirst: recover --to with a bad DSN is a usage error
+// before any binlog is read (here: a file that does not exist).
+func TestRecoverDSNFirst(t *testing.T) {
+	_, errText, code := runCLI(t, nil, "recover", "--table", "s.t", "--to", "mysql://h:1/", "/nonexistent/binlog.000001")
+	if code != 2 || !strings.Contains(errText, "--to: no user") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and the DSN's problem", code, errText)
+	}
+}
+
 // TestArgsCheckedFirst: a bad --start-gtid, --to DSN or -o equal to the
 // checkpoint is a usage error before stream connects or writes anything.
 func TestArgsCheckedFirst(t *testing.T) {

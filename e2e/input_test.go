@@ -66,6 +66,16 @@ func TestFilesOutOfOrder(t *testing.T) {
 		}
 	}
 
+	// The index among the files (binlog.* in a datadir): refused.
+	index := filepath.Join(filepath.Dir(f1), "binlog.index")
+	if err := os.WriteFile(index, []byte("./binlog.000001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errText, code := runCLI(t, nil, "read", index, f1, f2); code != 1 || len(out) != 0 || !strings.Contains(errText, "give the index alone") {
+		t.Errorf("read INDEX FILES: exit %d, stderr %q", code, errText)
+	}
+	os.Remove(index)
+
 	// A gap: refused, nothing printed.
 	out, errText, code := runCLI(t, nil, "read", f3, f1)
 	if code != 1 || len(out) != 0 || !strings.Contains(errText, "skip binlog.000002") {

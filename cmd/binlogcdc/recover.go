@@ -101,6 +101,12 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if f.Changed("output") {
 		return usageError{msg: "--to restores into a server; there is nothing to write to --output", hint: "drop --output"}
 	}
+	if o.To != "" { // the DSN parses before the binlogs are read
+		ropts := ReplayOptions{To: o.To, ToPasswordFile: o.ToPasswordFile, ToSSLMode: o.ToSSLMode, ToSSLCA: o.ToSSLCA}
+		if _, err := ropts.targetConfig(); err != nil {
+			return err
+		}
+	}
 	files, cleanup, err := checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
 	defer cleanup()
 	if err != nil {
