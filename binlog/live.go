@@ -66,6 +66,11 @@ type LiveSource struct {
 	streamer *replication.BinlogStreamer
 	f        framer
 	err      error
+	// byGTID: the dump started at a GTID set. The server then announces
+	// the file with an artificial ROTATE to its offset 4 and skips the
+	// transactions before the set without sending them: that offset is
+	// not where the stream stands, so the ROTATE carries no position.
+	byGTID bool
 }
 
 // DialLive connects and starts streaming at start (a transaction
@@ -119,7 +124,7 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 		}
 		return nil, classifyDial(ctx, err, cfg)
 	}
-	return &LiveSource{cfg: cfg, syncer: syncer, streamer: streamer}, nil
+	return &LiveSource{cfg: cfg, syncer: syncer, streamer: streamer, byGTID: start.File == "" && gtidSet != ""}, nil
 }
 
 // Next returns the next event, waiting for the server to write one.
@@ -148,6 +153,10 @@ func (s *LiveSource) Next(ctx context.Context) (*Event, error) {
 			return nil, err
 		}
 		if ev != nil {
+			if s.byGTID && ev.Header.EventType == replication.ROTATE_EVENT && ev.Header.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+				s.byGTID = false
+				ev.NextPos = change.Position{}
+			}
 			return ev, nil
 		}
 	}
