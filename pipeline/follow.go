@@ -18,14 +18,19 @@ import (
 // (sink.Rollback) and reconnects, with backoff, at the start of the first
 // transaction not yet committed. So no change is lost and none is emitted
 // twice.
+//
+// Only errors of the source are retried: a failure of the sink or of
+// OnCommit (a full disk, a read-only checkpoint directory) ends Run, so
+// that nothing is acknowledged that was not written.
 type Follower struct {
 	// Dial opens a source that starts at from, a transaction boundary.
 	Dial func(ctx context.Context, from change.Position) (binlog.Source, error)
 	Sink sink.Sink
 	// Options for each pipeline; OnCommit is called as in Options.
 	Options Options
-	// Retryable says whether an error is worth a reconnect (a broken
-	// connection, a server restart). Errors in the data never are.
+	// Retryable says whether an error of the source (Dial or Next) is
+	// worth a reconnect (a broken connection, a server restart). Errors in
+	// the data never are, nor errors of anything else.
 	Retryable func(error) bool
 	// Logf reports reconnects.
 	Logf func(format string, args ...any)
@@ -84,8 +89,10 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 	from := start
 	var total Stats
 	for {
-		src, err := f.Dial(ctx, from)
+		dialed, err := f.Dial(ctx, from)
+		fromSource := true // err is the source's
 		if err == nil {
+			src := &watchedSource{Source: dialed}
 			p := New(src, f.Sink, f.Options)
 			p.Stats = total
 			f.mu.Lock()
@@ -109,9 +116,13 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 			if err == nil {
 				return nil
 			}
+			fromSource = src.err != nil
 		}
-		if rerr := f.Sink.Rollback(ctx); rerr != nil {
+		if rerr := f.Sink.Rollback(ctx); rerr != nil && fromSource {
 			return rerr
+		}
+		if !fromSource {
+			return err
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -144,4 +155,19 @@ func (f *Follower) retryable(err error) bool {
 		return f.Retryable(err)
 	}
 	return true
+}
+
+// watchedSource remembers whether its source failed: the errors a
+// pipeline returns otherwise come from the sink or OnCommit.
+type watchedSource struct {
+	binlog.Source
+	err error
+}
+
+func (s *watchedSource) Next(ctx context.Context) (*binlog.Event, error) {
+	ev, err := s.Source.Next(ctx)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return ev, err
 }
