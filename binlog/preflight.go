@@ -234,34 +234,6 @@ func EarliestPosition(ctx context.Context, cfg LiveConfig) (change.Position, err
 	return change.Position{File: file, Offset: 4}, nil
 }
 
-// GTIDStateAt returns the GTID state at the start of the named binlog:
-// MariaDB's BINLOG_GTID_POS(file, 4), one GTID per domain ("" when no
-// transaction came before it). ok is false when the server cannot tell
-// (MySQL, or a file it does not have).
-func GTIDStateAt(ctx context.Context, cfg LiveConfig, file string) (state string, ok bool, err error) {
-	conn, err := Connect(ctx, cfg)
-	if err != nil {
-		return "", false, err
-	}
-	defer conn.Close()
-	r, err := conn.Execute("SELECT BINLOG_GTID_POS(?, 4)", file)
-	if err != nil {
-		var me *mysql.MyError
-		if errors.As(err, &me) {
-			return "", false, nil // no such function: not MariaDB
-		}
-		return "", false, classify(err, cfg)
-	}
-	if r.RowNumber() != 1 {
-		return "", false, nil
-	}
-	if null, _ := r.IsNull(0, 0); null {
-		return "", false, nil
-	}
-	state, _ = r.GetString(0, 0)
-	return state, true, nil
-}
-
 // BinlogExists reports whether the server still has the named binlog.
 func BinlogExists(ctx context.Context, cfg LiveConfig, file string) (bool, error) {
 	conn, err := Connect(ctx, cfg)

@@ -27,10 +27,19 @@ type Checkpoint struct {
 	// GTIDSet is the server's GTID position after that transaction, where
 	// binlogcdc knows it (MariaDB: one GTID per domain).
 	GTIDSet string `json:"gtid_set,omitempty"`
-	// Server identifies the source ("host:port"), to catch a checkpoint
-	// used against another server.
-	Server string    `json:"server,omitempty"`
-	Saved  time.Time `json:"saved"`
+	// Server is the source's address ("host:port") when it was saved,
+	// for messages: whether the checkpoint belongs to a server is checked
+	// on its GTIDs and binlog (see Resume).
+	Server string `json:"server,omitempty"`
+	// ServerUUID is a MySQL source's @@server_uuid: a checkpoint without
+	// GTIDs is only used on the server that wrote its positions.
+	ServerUUID string `json:"server_uuid,omitempty"`
+	// Output is the absolute path of the -o file and OutputSize its
+	// length after the transaction before File:Offset: a restart cuts off
+	// what was written after it (see OpenOutput).
+	Output     string    `json:"output,omitempty"`
+	OutputSize int64     `json:"output_size,omitempty"`
+	Saved      time.Time `json:"saved"`
 }
 
 // Position returns the resume position.

@@ -36,6 +36,13 @@ type stRun struct {
 // stdout and stderr go to files in dir named after tag.
 func stStart(t testing.TB, dir, tag string, env []string, args ...string) *stRun {
 	t.Helper()
+	return stStartWith(t, dir, tag, func(c *exec.Cmd) { c.Env = append(os.Environ(), env...) }, args...)
+}
+
+// stStartWith is stStart with setup changing the command before it starts
+// (its working directory, a wrapper).
+func stStartWith(t testing.TB, dir, tag string, setup func(*exec.Cmd), args ...string) *stRun {
+	t.Helper()
 	r := &stRun{t: t, stdout: filepath.Join(dir, tag+".stdout"), stderr: filepath.Join(dir, tag+".stderr"), done: make(chan struct{})}
 	so, err := os.Create(r.stdout)
 	if err != nil {
@@ -48,7 +55,7 @@ func stStart(t testing.TB, dir, tag string, env []string, args ...string) *stRun
 	}
 	defer se.Close()
 	r.cmd = exec.Command(cliBinary(t), append([]string{"stream"}, args...)...)
-	r.cmd.Env = append(os.Environ(), env...)
+	setup(r.cmd)
 	r.cmd.Stdout, r.cmd.Stderr = so, se
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

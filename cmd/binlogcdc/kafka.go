@@ -21,8 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/binlogcdc/binlogcdc/binlog"
-	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/sink/kafka"
 )
@@ -241,19 +239,4 @@ func openKafkaSink(ctx context.Context, o KafkaOptions, server string, logf func
 func isKafkaError(err error) bool {
 	var ke *kafka.Error
 	return errors.As(err, &ke)
-}
-
-// kafkaStart checks that the server still has the binlog of the resume
-// point kept in Kafka, and returns the point.
-func kafkaStart(ctx context.Context, cfg binlog.LiveConfig, cp *checkpoint.Checkpoint) (change.Position, error) {
-	start := cp.Position()
-	ok, err := binlog.BinlogExists(ctx, cfg, start.File)
-	if err != nil {
-		return start, err
-	}
-	if !ok {
-		return start, &binlog.PreflightError{Problem: fmt.Sprintf("the resume point kept in Kafka is %s:%d, but the server no longer has %s", start.File, start.Offset, start.File),
-			Hint: "it was purged: the changes since then are gone from the server. Publish a fresh snapshot, then delete the resume point (a tombstone for the replica's key in PREFIX.checkpoints, or another --kafka-replica-name) and start with --from now"}
-	}
-	return start, nil
 }

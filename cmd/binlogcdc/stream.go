@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,7 +109,7 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 }
 
 func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, sig *signals) (err error) {
-	cfg, err := o.Conn.liveConfig(o.Checkpoint)
+	cfg, err := o.Conn.liveConfig(o.serverIDSeed())
 	if err != nil {
 		return err
 	}
@@ -136,13 +139,22 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...)
 	}
+	// One process per checkpoint, before connecting: a second one must
+	// not knock the first off the server or write over its checkpoint.
+	if o.Checkpoint != "" {
+		unlock, err := checkpoint.Lock(o.Checkpoint)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 
 	// SIGINT/SIGTERM stop gracefully from here on, also while connecting
 	// (exit 0, like a stop while streaming; a service manager stopping us
 	// during startup is no failure): the follower finishes its open
 	// transaction; anything else is cancelled.
 	var running atomic.Pointer[pipeline.Follower]
-	var saver *checkpointSaver
+	saver := &checkpoint.Saver{Path: o.Checkpoint, Interval: o.CheckpointInterval, Server: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))}
 	stopping := sig.onStop(func() {
 		if fl := running.Load(); fl != nil {
 			fl.RequestStop()
@@ -152,11 +164,21 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return fl != nil && fl.InTransaction()
 	})
 	defer func() {
+		var we *checkpoint.WriteError
+		if errors.As(err, &we) {
+			// Fatal, stop or no stop: say where the checkpoint stands.
+			logf("stopped: %s; free the space or fix the permissions, then restart to resume there", saver)
+			return
+		}
 		if !stopping() || (err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 			return
 		}
 		err = nil
-		if last := saver.last(); last.File != "" {
+		last := saver.Last()
+		if o.Checkpoint != "" {
+			last = saver.Held()
+		}
+		if last.File != "" {
 			logf("stopped at %s:%d", last.File, last.Offset)
 		} else {
 			logf("stopped before the first transaction")
@@ -202,9 +224,17 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 
 	// Where to start.
+	hist, err := binlog.OpenHistory(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer hist.Close()
+	if saver.ServerUUID, err = hist.ServerUUID(ctx); err != nil {
+		return err
+	}
 	var start change.Position
 	gtid := ""
-	var cp *checkpoint.Checkpoint
+	var cp, resumed *checkpoint.Checkpoint
 	if o.Checkpoint != "" {
 		if cp, err = checkpoint.Load(o.Checkpoint); err != nil {
 			return err
@@ -214,29 +244,14 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	case replayStart.File != "": // replay.go: the target's checkpoint
 		start = replayStart
 	case kcp != nil: // kafka.go: the resume point kept in Kafka
-		if start, err = kafkaStart(ctx, cfg, kcp); err != nil {
+		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", saver.Server, logf); err != nil {
 			return err
 		}
 	case cp != nil:
-		start = cp.Position()
-		ok, err := binlog.BinlogExists(ctx, cfg, start.File)
-		if err != nil {
+		resumed = cp
+		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, saver.Server, logf); err != nil {
 			return err
 		}
-		if !ok {
-			next, state, err := resumeAfterPurge(ctx, cfg, cp)
-			if err != nil {
-				return err
-			}
-			if next.File == "" {
-				return &binlog.PreflightError{Problem: fmt.Sprintf("the checkpoint in %s resumes at %s:%d, but the server no longer has %s", o.Checkpoint, start.File, start.Offset, start.File),
-					Hint: "it was purged: the changes since the checkpoint are gone from the server. Rebuild from a fresh snapshot and restart with --from now (after moving the checkpoint away), or use --from earliest to accept the gap"}
-			}
-			logf("the server no longer has %s, but lost nothing after the checkpoint: its oldest binlog %s starts at GTID state %s, which the checkpoint's %s covers",
-				start.File, next.File, state, cp.GTIDSet)
-			start = next
-		}
-		logf("resuming from checkpoint %s at %s:%d", o.Checkpoint, start.File, start.Offset)
 	case o.StartPosition != "":
 		start = startPos
 	case o.StartGTID != "":
@@ -252,15 +267,18 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 
 	var out io.Writer = stdout
-	var outFile *os.File
 	if o.Output != "" {
-		if outFile, err = os.OpenFile(o.Output, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {
+		outFile, err := checkpoint.OpenOutput(o.Output, resumed, logf)
+		if err != nil {
 			return err
 		}
 		defer outFile.Close()
 		out = outFile
+		if o.Checkpoint != "" {
+			saver.Output = outFile // synced, and its size kept, with each checkpoint
+		}
 	}
-	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: outFile != nil})
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: o.Output != "" && o.Checkpoint == ""})
 	if rp != nil { // replay.go: apply to --to, or write SQL
 		if sk, err = rp.streamSink(out, start); err != nil {
 			return err
@@ -270,30 +288,31 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		sk = ks
 	}
 
-	saver = &checkpointSaver{path: o.Checkpoint, interval: o.CheckpointInterval, server: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))}
 	if ks != nil { // kafka.go: checkpoint only what the brokers acknowledged
-		saver.beforeSave = func() error { return ks.Flush(ctx) }
+		saver.BeforeSave = func() error { return ks.Flush(ctx) }
 	}
-	saver.lastTx.Next = start
-	if cp != nil {
-		saver.gtids = parseMariaGTIDs(cp.GTIDSet)
-		saver.lastTx.GTID = cp.LastGTID
-	} else if start.File != "" {
-		// Save the start point before any transaction: --from now is
-		// resolved once, so a stop (or a crash) before the first commit
-		// would otherwise make the next run resolve "now" again and skip
-		// what was committed in between.
-		saver.pending = &checkpoint.Checkpoint{File: start.File, Offset: start.Offset, Server: saver.server}
-		if err := saver.flush(); err != nil {
+	if resumed != nil {
+		saver.Resume(resumed, start)
+	} else {
+		pos := gtid // --start-gtid, or the GTID position at the start position
+		if start.File != "" && o.Checkpoint != "" {
+			if state, ok, err := hist.GTIDPosAt(ctx, start.File, start.Offset); err != nil {
+				return err
+			} else if ok {
+				pos = state
+			}
+		}
+		if err := saver.Start(start, pos); err != nil {
 			return err
 		}
 	}
+	hist.Close()
 	fl := &pipeline.Follower{
 		Dial: func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink:      sk,
-		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.commit), Logf: warnf(stderr)}, // replay.go
+		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.Commit), Logf: warnf(stderr)}, // replay.go
 		Retryable: retryable,
 		Logf:      logf,
 	}
@@ -310,10 +329,12 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		stopProgress()
 	}
 	warnUnmatched(stderr, filter)
-	if cerr := sk.Close(ctx); cerr != nil && err == nil {
+	// The last writes and save; a local write failure wins over a stop.
+	var we *checkpoint.WriteError
+	if cerr := sk.Close(ctx); cerr != nil && (err == nil || errors.As(cerr, &we)) {
 		err = cerr
 	}
-	if serr := saver.flush(); serr != nil && err == nil {
+	if serr := saver.Flush(); serr != nil && (err == nil || errors.As(serr, &we)) {
 		err = serr
 	}
 	if rp != nil {
@@ -322,65 +343,47 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	return err
 }
 
-// resumeAfterPurge is asked when the checkpoint's binlog is gone from the
-// server. That loses nothing when no transaction came between the
-// checkpoint and the oldest binlog left, which happens to an idle stream:
-// its checkpoint moves only at commits, so it stays at the end of a file
-// the server rotated away from (FLUSH LOGS, a restart) and may then purge.
-// MariaDB tells the GTID state at the start of a binlog; when the
-// checkpoint's GTID set covers it, the oldest binlog is where to resume.
-// Otherwise (or on MySQL) it returns a zero position.
-func resumeAfterPurge(ctx context.Context, cfg binlog.LiveConfig, cp *checkpoint.Checkpoint) (change.Position, string, error) {
-	if cfg.Flavor != "mariadb" || cp.GTIDSet == "" {
-		return change.Position{}, "", nil
-	}
-	oldest, err := binlog.EarliestPosition(ctx, cfg)
+// resumeFrom checks that the resume point cp, kept in where, belongs to
+// the server at addr, and says where it resumes: a position, or (gtid)
+// after a GTID set.
+func resumeFrom(ctx context.Context, hist *binlog.History, cp *checkpoint.Checkpoint, where, addr string, logf func(string, ...any)) (start change.Position, gtid string, err error) {
+	plan, err := checkpoint.Resume(ctx, hist, cp, where, addr)
 	if err != nil {
-		return change.Position{}, "", err
+		return start, "", err
 	}
-	// Only a later file of the same binlog (same base name; the numeric
-	// suffixes have a fixed width, so names sort like numbers).
-	base, _, _ := strings.Cut(oldest.File, ".")
-	cpBase, _, _ := strings.Cut(cp.File, ".")
-	if base != cpBase || oldest.File <= cp.File {
-		return change.Position{}, "", nil
+	if plan.Note != "" {
+		logf("%s", plan.Note)
+	} else if cp.Server != "" && cp.Server != addr {
+		logf("the checkpoint was saved against %s; it holds on this server (%s) too", cp.Server, addr)
 	}
-	state, ok, err := binlog.GTIDStateAt(ctx, cfg, oldest.File)
-	if err != nil || !ok || !gtidsCover(cp.GTIDSet, state) {
-		return change.Position{}, "", err
+	if plan.Pos.File != "" {
+		logf("resuming from checkpoint %s at %s:%d", where, plan.Pos.File, plan.Pos.Offset)
+	} else {
+		logf("resuming from checkpoint %s after GTID position %s", where, plan.GTIDSet)
 	}
-	return oldest, state, nil
+	return plan.Pos, plan.GTIDSet, nil
 }
 
-// gtidsCover reports whether the MariaDB GTID set have includes, in every
-// domain of need, a sequence number at least as high. An empty need (no
-// transaction ever came before) is not covered: the checkpoint's own
-// transactions would have to be there.
-func gtidsCover(have, need string) bool {
-	if strings.TrimSpace(need) == "" {
-		return false
-	}
-	seq := func(g string) (domain uint32, n uint64, ok bool) {
-		var server uint32
-		_, err := fmt.Sscanf(strings.TrimSpace(g), "%d-%d-%d", &domain, &server, &n)
-		return domain, n, err == nil && strings.Count(g, "-") == 2
-	}
-	got := map[uint32]uint64{}
-	for _, g := range strings.Split(have, ",") {
-		if d, n, ok := seq(g); ok {
-			got[d] = n
+// serverIDSeed makes the derived replica server_id stable across
+// restarts of one stream and different between streams that may run at
+// once from this host: two with the same id knock each other off the
+// server. A checkpoint file (absolute path, locked) or a replay target
+// and replica name (locked on the target) names one stream; without
+// either, each process is its own stream.
+func (o *StreamOptions) serverIDSeed() string {
+	switch {
+	case o.Checkpoint != "":
+		if abs, err := filepath.Abs(o.Checkpoint); err == nil {
+			return "checkpoint " + abs
 		}
-	}
-	for _, g := range strings.Split(need, ",") {
-		d, n, ok := seq(g)
-		if !ok {
-			return false
+	case o.Replay.To != "":
+		if u, err := url.Parse(o.Replay.To); err == nil {
+			return "to " + u.Host + " replica " + o.Replay.ReplicaName
 		}
-		if h, found := got[d]; !found || h < n {
-			return false
-		}
+	case o.Kafka.To != "" && o.Kafka.ExactlyOnce:
+		return "kafka " + o.Kafka.To + " replica " + o.Kafka.Replica
 	}
-	return true
+	return "pid " + strconv.Itoa(os.Getpid())
 }
 
 // retryable says which errors from a live source are worth a reconnect.
@@ -406,117 +409,8 @@ func retryable(err error) bool {
 		strings.Contains(err.Error(), "connection") || strings.Contains(err.Error(), "timeout")
 }
 
-// checkpointSaver saves the checkpoint after commits, at most every
-// interval; flush saves the latest one.
-type checkpointSaver struct {
-	path     string
-	interval time.Duration
-	server   string
-
-	mu      sync.Mutex
-	pending *checkpoint.Checkpoint
-	saved   time.Time
-	gtids   map[uint32]string // MariaDB: domain → last GTID
-	lastTx  change.TxEnd
-
-	// beforeSave, if set, runs before each save: the Kafka sink's Flush,
-	// which waits until the brokers acknowledged the records (kafka.go).
-	beforeSave func() error
-}
-
-func (s *checkpointSaver) commit(tx change.TxEnd) error {
-	s.mu.Lock()
-	if tx.GTID == "" && tx.Time.IsZero() {
-		// A ROTATE moved the resume point before this run committed a
-		// transaction (the artificial one at connect): the pipeline does
-		// not know the last transaction, the checkpoint it resumed from does.
-		tx.GTID = s.lastTx.GTID
-	}
-	s.lastTx = tx
-	if tx.GTID != "" && strings.Count(tx.GTID, "-") == 2 {
-		if s.gtids == nil {
-			s.gtids = map[uint32]string{}
-		}
-		var d uint32
-		fmt.Sscanf(tx.GTID, "%d-", &d)
-		s.gtids[d] = tx.GTID
-	}
-	s.pending = &checkpoint.Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID,
-		GTIDSet: formatMariaGTIDs(s.gtids), Server: s.server}
-	due := s.interval == 0 || time.Since(s.saved) >= s.interval
-	s.mu.Unlock()
-	if s.path == "" || !due {
-		return nil
-	}
-	return s.flush()
-}
-
-func (s *checkpointSaver) flush() error {
-	if s.beforeSave != nil && s.path != "" { // kafka.go
-		if err := s.beforeSave(); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.path == "" || s.pending == nil {
-		return nil
-	}
-	s.pending.Saved = time.Now().UTC()
-	if err := checkpoint.Save(s.path, s.pending); err != nil {
-		return err
-	}
-	s.pending = nil
-	s.saved = time.Now()
-	return nil
-}
-
-func (s *checkpointSaver) last() change.Position {
-	if s == nil {
-		return change.Position{}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastTx.Next
-}
-
-func (s *checkpointSaver) lastTime() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastTx.Time
-}
-
-func parseMariaGTIDs(set string) map[uint32]string {
-	m := map[uint32]string{}
-	for _, g := range strings.Split(set, ",") {
-		g = strings.TrimSpace(g)
-		var d uint32
-		if _, err := fmt.Sscanf(g, "%d-", &d); err == nil && strings.Count(g, "-") == 2 {
-			m[d] = g
-		}
-	}
-	return m
-}
-
-func formatMariaGTIDs(m map[uint32]string) string {
-	if len(m) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(m))
-	for _, g := range m {
-		parts = append(parts, g)
-	}
-	// Stable order: by domain.
-	for i := 1; i < len(parts); i++ {
-		for j := i; j > 0 && parts[j] < parts[j-1]; j-- {
-			parts[j], parts[j-1] = parts[j-1], parts[j]
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // startStreamProgress prints position, lag and rate every 5 seconds.
-func startStreamProgress(ctx context.Context, w io.Writer, fl *pipeline.Follower, s *checkpointSaver) func() {
+func startStreamProgress(ctx context.Context, w io.Writer, fl *pipeline.Follower, s *checkpoint.Saver) func() {
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
@@ -533,7 +427,7 @@ func startStreamProgress(ctx context.Context, w io.Writer, fl *pipeline.Follower
 			case now := <-t.C:
 				st := fl.Progress()
 				lag := "-"
-				if ts := s.lastTime(); !ts.IsZero() {
+				if ts := s.LastTime(); !ts.IsZero() {
 					lag = fmt.Sprintf("%.0fs", now.Sub(ts).Seconds())
 				}
 				rate := float64(st.Rows-lastRows) / now.Sub(lastAt).Seconds()

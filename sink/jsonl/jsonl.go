@@ -35,8 +35,8 @@ type Options struct {
 	Memory int
 	// TempDir is where spill files go (default os.TempDir()).
 	TempDir string
-	// Sync makes Commit fsync the output when it is an *os.File that
-	// supports it.
+	// Sync makes Commit fsync the output when it has a Sync method (an
+	// *os.File) that works for it.
 	Sync bool
 	// FlushEachCommit writes each transaction out at its commit (for
 	// streaming); otherwise output is buffered up to 128 KiB.
@@ -46,7 +46,7 @@ type Options struct {
 // Sink writes JSON lines to an io.Writer.
 type Sink struct {
 	out  *bufio.Writer
-	file *os.File // the output, when it is a file (for Sync)
+	file interface{ Sync() error } // the output, when it can be synced
 	opts Options
 	enc  encoder
 
@@ -63,7 +63,7 @@ func New(w io.Writer, opts Options) *Sink {
 		opts.Memory = DefaultMemory
 	}
 	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts}
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(interface{ Sync() error }); ok {
 		s.file = f
 	}
 	return s

@@ -1,0 +1,161 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// fakeServer answers as a server with these binlogs would.
+type fakeServer struct {
+	flavor string
+	files  []string
+	at     map[string]string // "file:pos" → BINLOG_GTID_POS; missing: NULL
+	state  string
+	uuid   string
+	subset bool
+}
+
+func (f *fakeServer) Flavor() string                                           { return f.flavor }
+func (f *fakeServer) Binlogs(context.Context) ([]string, error)                { return f.files, nil }
+func (f *fakeServer) GTIDState(context.Context) (string, error)                { return f.state, nil }
+func (f *fakeServer) ServerUUID(context.Context) (string, error)               { return f.uuid, nil }
+func (f *fakeServer) GTIDSubset(context.Context, string, string) (bool, error) { return f.subset, nil }
+func (f *fakeServer) GTIDPosAt(_ context.Context, file string, pos uint64) (string, bool, error) {
+	s, ok := f.at[file+":"+itoa(pos)]
+	return s, ok, nil
+}
+
+func itoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func TestResume(t *testing.T) {
+	const path = "/var/lib/cdc/cp.json"
+	mariaA := func() *fakeServer {
+		return &fakeServer{flavor: "mariadb", files: []string{"mysql-bin.000005", "mysql-bin.000006"},
+			at:    map[string]string{"mysql-bin.000005:4": "0-1-10", "mysql-bin.000006:4": "0-1-20", "mysql-bin.000006:1234": "0-1-22"},
+			state: "0-1-22"}
+	}
+	cpA := &Checkpoint{File: "mysql-bin.000006", Offset: 1234, LastGTID: "0-1-22", GTIDSet: "0-1-22", Server: "a:3306"}
+	for _, c := range []struct {
+		name  string
+		srv   *fakeServer
+		cp    *Checkpoint
+		addr  string
+		want  Plan
+		wants []string // in the error (or, for a plan, in its note)
+	}{
+		{name: "its own server", srv: mariaA(), cp: cpA, addr: "a:3306", want: Plan{Pos: cpA.Position()}},
+		{name: "its own server, another address", srv: mariaA(), cp: cpA, addr: "10.0.0.1:3306", want: Plan{Pos: cpA.Position()}},
+		{name: "another server with a file of that name (issue 12)", cp: cpA, addr: "b:3306",
+			srv: &fakeServer{flavor: "mariadb", files: []string{"mysql-bin.000006"},
+				at: map[string]string{"mysql-bin.000006:4": "", "mysql-bin.000006:1234": "0-1-4"}, state: "0-1-4"},
+			wants: []string{"does not belong to this server (b:3306)", "saved against a:3306", "mysql-bin.000006:1234 is not where its last transaction 0-1-22 ends",
+				`GTID state is "0-1-4"`, "--from now"}},
+		{name: "another server, the position no event boundary", cp: cpA, addr: "b:3306",
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"mysql-bin.000006"}, at: map[string]string{"mysql-bin.000006:4": ""}, state: "0-1-4"},
+			wants: []string{"does not belong to this server"}},
+		{name: "another server with higher numbers from another server id", cp: cpA, addr: "b:3306",
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:4": ""}, state: "0-2-500"},
+			wants: []string{"does not belong to this server", "has not logged its GTID position 0-1-22"}},
+		{name: "failover to a replica that logged the history", cp: cpA, addr: "c:3306",
+			srv:  &fakeServer{flavor: "mariadb", files: []string{"c-bin.000001", "c-bin.000002"}, at: map[string]string{"c-bin.000001:4": ""}, state: "0-1-22,0-2-30"},
+			want: Plan{GTIDSet: "0-1-22"}, wants: []string{"no binlog mysql-bin.000006", "saved against a:3306", "resuming after it by GTID"}},
+		{name: "failover, the replica's binlogs begin after the checkpoint", cp: cpA, addr: "c:3306",
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"c-bin.000007"}, at: map[string]string{"c-bin.000007:4": "0-1-25"}, state: "0-1-30"},
+			wants: []string{"no longer has the transactions after it", "oldest binlog c-bin.000007 starts at GTID state 0-1-25", "purged"}},
+		{name: "binlog reset on the same server", cp: cpA, addr: "a:3306",
+			srv:  &fakeServer{flavor: "mariadb", files: []string{"mysql-bin.000001", "mysql-bin.000006"}, at: map[string]string{"mysql-bin.000001:4": "0-1-22", "mysql-bin.000006:1234": "0-1-23"}, state: "0-1-40"},
+			want: Plan{GTIDSet: "0-1-22"}, wants: []string{"is not where its last transaction 0-1-22 ends"}},
+		{name: "idle checkpoint, its binlog purged", addr: "a:3306",
+			cp:   &Checkpoint{File: "binlog.000002", Offset: 500, LastGTID: "0-1-5", GTIDSet: "0-1-5"},
+			srv:  &fakeServer{flavor: "mariadb", files: []string{"binlog.000004", "binlog.000005"}, at: map[string]string{"binlog.000004:4": "0-1-5"}, state: "0-1-9"},
+			want: Plan{Pos: change.Position{File: "binlog.000004", Offset: 4}}, wants: []string{"lost nothing after the checkpoint"}},
+		{name: "purged after the checkpoint", addr: "a:3306",
+			cp:    &Checkpoint{File: "binlog.000002", Offset: 500, LastGTID: "0-1-5", GTIDSet: "0-1-5"},
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000004"}, at: map[string]string{"binlog.000004:4": "0-1-8"}, state: "0-1-9"},
+			wants: []string{"resumes at binlog.000002:500, but the server no longer has binlog.000002", "hint"}},
+		{name: "no GTIDs, a file the server never had", addr: "b:3306",
+			cp:    &Checkpoint{File: "binlog.000009", Offset: 500, Server: "a:3306"},
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000001", "binlog.000002"}},
+			wants: []string{"never had binlog.000009: its binlogs are binlog.000001 … binlog.000002"}},
+		{name: "no GTIDs, another sequence", addr: "b:3306",
+			cp:    &Checkpoint{File: "mysql-bin.000001", Offset: 500},
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000003"}},
+			wants: []string{"never had mysql-bin.000001", "an unknown server"}},
+		{name: "no GTIDs, purged", addr: "a:3306",
+			cp:    &Checkpoint{File: "binlog.000001", Offset: 500},
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000003"}},
+			wants: []string{"no longer has binlog.000001", "purged"}},
+		{name: "no GTIDs, none before it here either", addr: "b:3306",
+			cp:   &Checkpoint{File: "binlog.000001", Offset: 500, Server: "a:3306"},
+			srv:  &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:500": ""}},
+			want: Plan{Pos: change.Position{File: "binlog.000001", Offset: 500}}},
+		{name: "no GTIDs, transactions before it here", addr: "b:3306",
+			cp:    &Checkpoint{File: "binlog.000001", Offset: 500, Server: "a:3306"},
+			srv:   &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:500": "0-1-3"}},
+			wants: []string{"it has no GTIDs, and binlog.000001:500 comes after GTID position 0-1-3 on this server"}},
+		{name: "no GTIDs, same address", addr: "a:3306",
+			cp:   &Checkpoint{File: "binlog.000001", Offset: 500, Server: "a:3306"},
+			srv:  &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:500": "0-1-3"}},
+			want: Plan{Pos: change.Position{File: "binlog.000001", Offset: 500}}},
+		{name: "MySQL, another server_uuid", addr: "b:3306",
+			cp:    &Checkpoint{File: "binlog.000001", Offset: 500, ServerUUID: "aaaa", Server: "a:3306"},
+			srv:   &fakeServer{flavor: "mysql", files: []string{"binlog.000001"}, uuid: "bbbb"},
+			wants: []string{"server_uuid aaaa", "this one's is bbbb"}},
+		{name: "MySQL, the same server", addr: "a:3306",
+			cp:   &Checkpoint{File: "binlog.000001", Offset: 500, ServerUUID: "aaaa", LastGTID: "aaaa:5"},
+			srv:  &fakeServer{flavor: "mysql", files: []string{"binlog.000001"}, uuid: "AAAA", subset: true},
+			want: Plan{Pos: change.Position{File: "binlog.000001", Offset: 500}}},
+		{name: "MySQL, GTID not executed", addr: "a:3306",
+			cp:    &Checkpoint{File: "binlog.000001", Offset: 500, LastGTID: "aaaa:5"},
+			srv:   &fakeServer{flavor: "mysql", files: []string{"binlog.000001"}, uuid: "aaaa"},
+			wants: []string{"has not executed its last transaction aaaa:5"}},
+	} {
+		got, err := Resume(context.Background(), c.srv, c.cp, path, c.addr)
+		text := got.Note
+		if err != nil {
+			var pe *binlog.PreflightError
+			if !errors.As(err, &pe) {
+				t.Errorf("%s: %T %v, want a PreflightError", c.name, err, err)
+				continue
+			}
+			text = pe.Problem + " hint: " + pe.Hint
+			if c.want != (Plan{}) {
+				t.Errorf("%s: %v, want %+v", c.name, err, c.want)
+				continue
+			}
+			if !strings.Contains(text, path) {
+				t.Errorf("%s: the error does not name the checkpoint file: %s", c.name, text)
+			}
+		} else {
+			if c.want == (Plan{}) {
+				t.Errorf("%s: resumed at %+v, want an error", c.name, got)
+				continue
+			}
+			if got.Pos != c.want.Pos || got.GTIDSet != c.want.GTIDSet {
+				t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+			}
+			if len(c.wants) == 0 && got.Note != "" {
+				t.Errorf("%s: note %q on a plain resume", c.name, got.Note)
+			}
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %q lacks %q", c.name, text, w)
+			}
+		}
+	}
+}

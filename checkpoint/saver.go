@@ -1,0 +1,167 @@
+package checkpoint
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// Saver keeps a stream's checkpoint: Commit after each transaction the
+// sink committed, Flush at the end. It saves at most every Interval, and
+// only what is durable: before each save it runs BeforeSave (the Kafka
+// sink's flush) and syncs Output. A failed save is a *WriteError, and
+// sticks: every later Commit and Flush returns it, so the stream stops.
+type Saver struct {
+	Path     string        // "" : keep track, save nothing
+	Interval time.Duration // 0: save after every transaction
+	// Server (host:port) and, on MySQL, ServerUUID go into every
+	// checkpoint.
+	Server, ServerUUID string
+	// Output, if set, is the -o file: synced before each save, and its
+	// size saved with the position.
+	Output *Output
+	// BeforeSave, if set, runs before each save.
+	BeforeSave func() error
+
+	mu      sync.Mutex
+	pending *Checkpoint
+	saved   time.Time
+	held    change.Position // what the file holds
+	gtids   MariaPos        // MariaDB: the GTID position after lastTx
+	lastTx  change.TxEnd
+	err     error
+}
+
+// Resume starts from a checkpoint: its GTIDs are carried on. The file
+// is not saved again until a transaction commits.
+func (s *Saver) Resume(cp *Checkpoint, next change.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gtids, _ = ParseMariaPos(cp.GTIDSet)
+	s.lastTx = change.TxEnd{Next: next, GTID: cp.LastGTID}
+	s.held = cp.Position()
+}
+
+// Start starts at next, where the GTID position is gtidPos (MariaDB;
+// "" when unknown or none), and saves that as the checkpoint when next is
+// a position: a start point resolved once (--from now) must not be
+// resolved again after a stop or a crash before the first commit.
+func (s *Saver) Start(next change.Position, gtidPos string) error {
+	s.mu.Lock()
+	s.gtids, _ = ParseMariaPos(gtidPos)
+	s.lastTx = change.TxEnd{Next: next}
+	if next.File != "" {
+		s.pending = s.checkpoint(s.lastTx)
+	}
+	s.mu.Unlock()
+	return s.Flush()
+}
+
+// checkpoint builds the checkpoint after tx; s.mu is held.
+func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
+	c := &Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID,
+		GTIDSet: s.gtids.String(), Server: s.Server, ServerUUID: s.ServerUUID}
+	s.Output.record(c)
+	return c
+}
+
+// Commit records that the transactions up to tx are durable in the sink,
+// and saves the checkpoint when it is due.
+func (s *Saver) Commit(tx change.TxEnd) error {
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return s.err
+	}
+	if tx.GTID == "" && tx.Time.IsZero() {
+		// A ROTATE moved the resume point before this run committed a
+		// transaction (the artificial one at connect): the pipeline does
+		// not know the last transaction, the checkpoint it resumed from does.
+		tx.GTID = s.lastTx.GTID
+	}
+	s.lastTx = tx
+	if g, ok := ParseMariaGTID(tx.GTID); ok {
+		if s.gtids == nil {
+			s.gtids = MariaPos{}
+		}
+		s.gtids.Add(g)
+	}
+	s.pending = s.checkpoint(tx)
+	due := s.Interval == 0 || time.Since(s.saved) >= s.Interval
+	s.mu.Unlock()
+	if s.Path == "" || !due {
+		return nil
+	}
+	return s.Flush()
+}
+
+// Flush saves the latest checkpoint, if it is not saved yet.
+func (s *Saver) Flush() error {
+	if s.BeforeSave != nil && s.Path != "" {
+		if err := s.BeforeSave(); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.Path == "" || s.pending == nil {
+		return nil
+	}
+	if s.Output != nil {
+		if err := s.Output.Sync(); err != nil {
+			s.err = err
+			return err
+		}
+	}
+	s.pending.Saved = time.Now().UTC()
+	if err := Save(s.Path, s.pending); err != nil {
+		s.err = &WriteError{What: "the checkpoint " + s.Path, Err: err}
+		return s.err
+	}
+	s.held = s.pending.Position()
+	s.pending = nil
+	s.saved = time.Now()
+	return nil
+}
+
+// Last returns where the transaction after the last committed one starts.
+func (s *Saver) Last() change.Position {
+	if s == nil {
+		return change.Position{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastTx.Next
+}
+
+// Held returns the position the checkpoint file holds (zero when nothing
+// was saved or read).
+func (s *Saver) Held() change.Position {
+	if s == nil {
+		return change.Position{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// LastTime returns the commit time of the last transaction.
+func (s *Saver) LastTime() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastTx.Time
+}
+
+// String describes where the checkpoint stands, for messages.
+func (s *Saver) String() string {
+	h := s.Held()
+	if h.File == "" {
+		return "no checkpoint saved"
+	}
+	return fmt.Sprintf("the checkpoint holds %s:%d", h.File, h.Offset)
+}
