@@ -89,9 +89,13 @@ var alterCases = []alterCase{
 		"INSERT INTO timestamp_zones VALUES (1, '2024-01-01 03:00:00.123', '2024-06-15 12:34:56.654321', '2024-02-29'), " +
 			"(2, NULL, '1999-12-31 23:59:59.5', '0000-00-00'), (3, '1970-01-02 00:00:00', '0000-00-00 00:00:00', NULL)",
 		"ALTER TABLE timestamp_zones MODIFY ts DATETIME(2), MODIFY dt TIMESTAMP(6) NULL, MODIFY d TIMESTAMP NULL",
-		"SET SESSION time_zone = '-03:00'",
+		"SET SESSION time_zone = '-03:00', sql_mode = ''",
+		"INSERT INTO timestamp_zones VALUES (4, '2000-01-01 00:00:00', '2040-01-01 00:00:00.25', NULL), (5, NULL, '1960-05-05 05:05:05', NULL)",
+		"ALTER TABLE timestamp_zones ADD COLUMN later DATETIME(1)",
+		"INSERT INTO timestamp_zones VALUES (6, NULL, NULL, NULL, '2050-01-01 00:00:00.0'), (7, NULL, NULL, NULL, '2030-01-01 00:00:00.5')",
+		"ALTER TABLE timestamp_zones MODIFY later TIMESTAMP(1) NULL",
 		"ALTER TABLE timestamp_zones MODIFY ts TIMESTAMP(2) NULL, MODIFY dt DATETIME(3)",
-		"SET SESSION time_zone = DEFAULT",
+		"SET SESSION time_zone = DEFAULT, sql_mode = DEFAULT",
 	}},
 	{name: "chain_enum_set", setup: []string{
 		"CREATE TABLE chain_enum_set (id INT PRIMARY KEY, e ENUM('a','b','c'), s SET('x','y','z'), e2 ENUM('p','q'), e3 ENUM('k','l') CHARACTER SET latin1)",

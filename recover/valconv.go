@@ -633,15 +633,33 @@ func acrossZone(s string, fromTS bool, sec uint64, tz *time.Location) (string, u
 	if hasFrac {
 		frac = "." + frac
 	}
+	if fromTS {
+		// sec 0 is the zero TIMESTAMP only with a zero fraction; with one
+		// it is the epoch (the server stores an out-of-range value that
+		// way, keeping its fraction).
+		if sec == 0 && strings.Trim(frac, ".0") == "" {
+			return "0000-00-00 00:00:00" + frac, 0, true
+		}
+		return time.Unix(int64(sec), 0).In(tz).Format("2006-01-02 15:04:05") + frac, sec, true
+	}
 	if strings.HasPrefix(s, "0000-00-00") {
 		return "0000-00-00 " + whole + frac, 0, whole == "00:00:00"
 	}
-	if fromTS {
-		return time.Unix(int64(sec), 0).In(tz).Format("2006-01-02 15:04:05") + frac, sec, true
-	}
 	t, err := time.ParseInLocation("2006-01-02 15:04:05", date+" "+whole, tz)
-	if err != nil || t.Unix() < 1 || t.Unix() > 1<<31-1 {
+	if err != nil {
 		return s, 0, false
+	}
+	if t.Unix() < 1 || t.Unix() > 1<<31-1 {
+		// Outside TIMESTAMP's range: a non-strict ALTER stores 0 seconds
+		// and keeps the fraction; 0 seconds with a fraction is a value
+		// no statement can write back, so that is reported.
+		zero := "0000-00-00 00:00:00" + strings.Map(func(r rune) rune {
+			if r == '.' {
+				return r
+			}
+			return '0'
+		}, frac)
+		return zero, 0, strings.Trim(frac, ".0") == ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05") + frac, uint64(t.Unix()), true
 }
