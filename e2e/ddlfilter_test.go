@@ -231,6 +231,28 @@ func TestDDLFilters(t *testing.T) {
 		}
 	})
 
+	t.Run("replay-accounts", func(t *testing.T) {
+		// Opted in: the target gets the source's accounts, passwords
+		// (hashes) included; JSON refuses the flag.
+		users := "SELECT user, host, authentication_string, is_role FROM mysql.user WHERE user LIKE 'df%' ORDER BY user, host"
+		for _, mode := range []string{"to", "sql"} {
+			dst := testserver.Start(t, testserver.Options{})
+			if mode == "to" {
+				rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--to", dst.DSN()+"/")
+			} else {
+				sql, _ := rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--format", "sql")
+				rpMysql(t, dst, sql)
+			}
+			if got, want := rpRows(t, dst, users), rpRows(t, src, users); got != want || want == "" {
+				t.Errorf("%s: accounts on the target:\n%s\nwant:\n%s", mode, got, want)
+			}
+		}
+		_, errOut := rpRun(t, 2, "read", index, "--ddl", "--replay-accounts")
+		if !strings.Contains(errOut, "--replay-accounts needs --to or --format sql") {
+			t.Errorf("JSON with --replay-accounts:\n%s", errOut)
+		}
+	})
+
 	t.Run("unmatched-pattern", func(t *testing.T) {
 		_, errOut := rpRun(t, 0, "read", index, "--tables", "shop.order", "--exclude-tables", "`shop`.`promo`")
 		if !strings.Contains(errOut, "--tables shop.order matched no table") || strings.Contains(errOut, "promo` matched no table") {

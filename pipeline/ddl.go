@@ -40,6 +40,9 @@ func (p *Pipeline) ddlChange(ev *binlog.Event, q query) (*change.Change, error) 
 		c.Touches.Tables = append(c.Touches.Tables, change.TableName{DB: n.DB, Table: n.Table})
 	}
 	if st.Kind == ddl.Account {
+		if p.opts.Accounts {
+			return c, nil
+		}
 		c.SQL, _ = ddl.Redact(q.sql)
 	}
 	f := p.opts.Filter

@@ -26,6 +26,10 @@ import (
 type Options struct {
 	Filter *Filter // nil: every table
 	DDL    bool    // also pass DDL statements on
+	// Accounts passes account management statements on as logged, with
+	// their passwords, whatever the filters (--replay-accounts: replay
+	// only); otherwise their secrets are redacted (see ddl.go).
+	Accounts bool
 
 	// StartTime skips transactions that began before it; StopTime and
 	// Stop end the run at the first transaction that begins at or after

@@ -40,6 +40,7 @@ type ReplayOptions struct {
 	Format         string
 	Flashback      bool
 	FireTriggers   bool
+	Accounts       bool
 	OmitColumns    []string
 
 	ddl    string // --ddl: "", "apply" or "skip" (set through ddlFlag)
@@ -60,6 +61,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
 	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
+	f.BoolVar(&o.Accounts, "replay-accounts", false, "--to, --format sql: also apply account management (CREATE/ALTER/DROP USER, GRANT, REVOKE, SET PASSWORD, roles) as logged, passwords included; default: left out, secrets redacted everywhere")
 	f.StringArrayVar(&o.OmitColumns, "omit-columns", nil, "--format sql: leave these columns out of INSERT and UPDATE SET (the target's generated columns, which refuse values; --to finds them itself): `db.table.column[,...]`; repeatable")
 	f.StringVar(&o.Format, "format", "json", "output `format`: json, or sql (the statements that apply the changes, for the mysql client)")
 	if !stream {
@@ -138,6 +140,9 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	}
 	if !o.enabled() && f.Changed("fire-triggers") {
 		return bad("--fire-triggers needs --to or --format sql", "--to mysql://user@backup-host:3306/")
+	}
+	if (!o.enabled() || o.Flashback) && f.Changed("replay-accounts") {
+		return bad("--replay-accounts needs --to or --format sql (JSON and Kafka never carry passwords)", "--to mysql://user@backup-host:3306/")
 	}
 	if !o.enabled() && f.Changed("keep-dropped") {
 		return bad("--keep-dropped needs --to or --format sql", "--to mysql://user@backup-host:3306/")
@@ -223,7 +228,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	opts := mysqlsink.Options{
 		Replica: o.ReplicaName, OnConflict: o.policy, IgnoreMissingColumns: o.IgnoreMissing,
 		KeepDropped: o.KeepDropped, GroupRows: o.GroupRows, GroupTime: o.GroupTime, Logf: logf,
-		FireTriggers: o.FireTriggers, ForeignKeys: true,
+		FireTriggers: o.FireTriggers, ForeignKeys: true, Accounts: o.Accounts,
 	}
 	if o.CreateTables {
 		opts.CreateTable = createTableSQL
@@ -240,7 +245,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 // sink returns the sink writing to out (SQL) or applying to the target.
 func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
 	opts := sqltext.Options{KeepDropped: r.o.KeepDropped, FlushEachCommit: stream, Logf: r.logf,
-		FireTriggers: r.o.FireTriggers, ForeignKeys: true}
+		FireTriggers: r.o.FireTriggers, ForeignKeys: true, Accounts: r.o.Accounts}
 	for _, list := range r.o.OmitColumns {
 		for _, c := range strings.Split(list, ",") {
 			if opts.Omit == nil {
@@ -397,7 +402,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	defer src.Close()
-	popts.Logf = warnf(stderr)
+	popts.Logf, popts.Accounts = warnf(stderr), o.Replay.Accounts
 	p := pipeline.New(src, sk, popts)
 	var stopProgress func()
 	if o.Progress || isTerminal(stderr) {

@@ -312,7 +312,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink:      sk,
-		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, OnCommit: rp.onCommit(saver.Commit), Logf: warnf(stderr)}, // replay.go
+		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, OnCommit: rp.onCommit(saver.Commit), Logf: warnf(stderr)}, // replay.go
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -54,6 +54,9 @@ type Options struct {
 	// and DROP TRIGGER; by default such a table is an error and trigger
 	// DDL is skipped (catalog.go).
 	FireTriggers bool
+	// Accounts applies account management statements (see
+	// sqltext.NotReplayed).
+	Accounts bool
 	// ForeignKeys follows each rows event's foreign key flags as a native
 	// replica does: foreign_key_checks=1 (so InnoDB cascades to the child
 	// rows, which the binlog does not carry) unless the source session had

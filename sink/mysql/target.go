@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/ddl"
 	"github.com/binlogcdc/binlogcdc/sink/sqltext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -194,7 +195,7 @@ func (s *Sink) ddl(c *change.Change) error {
 		s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 		return nil
 	}
-	why := sqltext.NotReplayed(c)
+	why := sqltext.NotReplayed(c, s.opts.Accounts)
 	if why == "" && !s.opts.FireTriggers && sqltext.IsTriggerDDL(c.SQL) {
 		why = "trigger DDL skipped (the binlog holds what the source's triggers did; --fire-triggers replays it)"
 	}
@@ -223,7 +224,8 @@ func (s *Sink) ddl(c *change.Change) error {
 		if serr := s.saveCheckpoint(s.saved, change.Position{}); serr != nil {
 			s.logf("target: clearing the DDL note in the checkpoint: %v", serr)
 		}
-		return fmt.Errorf("DDL at %s:%d failed on the target: %w\n%s\n(use --ddl=skip to leave DDL out)", c.Pos.File, c.Pos.Offset, err, c.SQL)
+		shown, _ := ddl.Redact(c.SQL) // --replay-accounts: no password in the message
+		return fmt.Errorf("DDL at %s:%d failed on the target: %w\n%s\n(use --ddl=skip to leave DDL out)", c.Pos.File, c.Pos.Offset, err, shown)
 	}
 	s.stats.DDL++
 	s.ddlPendingCommit = true

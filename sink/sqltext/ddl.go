@@ -112,10 +112,11 @@ func DDLDB(c *change.Change) string {
 }
 
 // NotReplayed says why a DDL statement is not replayed, or "" when it
-// is: account management (users, roles, grants, passwords) never is; its
-// text reaches the sinks with its secrets redacted.
-func NotReplayed(c *change.Change) string {
-	if c.Touches != nil && c.Touches.Kind == "account" {
+// is: account management (users, roles, grants, passwords) is not, unless
+// accounts (--replay-accounts: then the pipeline passes its text as
+// logged, passwords included).
+func NotReplayed(c *change.Change, accounts bool) string {
+	if c.Touches != nil && c.Touches.Kind == "account" && !accounts {
 		return "account management (users, roles, grants, passwords) is not replayed"
 	}
 	return ""

@@ -28,6 +28,8 @@ type Options struct {
 	// FireTriggers writes CREATE and DROP TRIGGER; by default they are
 	// left out (see IsTriggerDDL).
 	FireTriggers bool
+	// Accounts writes account management statements (see NotReplayed).
+	Accounts bool
 	// ForeignKeys follows the rows events' foreign key flags, as
 	// mysqlsink.Options.ForeignKeys does: SET foreign_key_checks = 1
 	// before the changes that cascade on a native replica.
@@ -279,7 +281,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			s.logf("--keep-dropped: skipped at %s:%d: %.200s", c.Pos.File, c.Pos.Offset, c.SQL)
 			return nil
 		}
-		why := NotReplayed(c)
+		why := NotReplayed(c, s.opts.Accounts)
 		if why == "" && !s.opts.FireTriggers && IsTriggerDDL(c.SQL) {
 			why = "trigger DDL is left out (the binlog holds what the source's triggers did; --fire-triggers writes it)"
 		}
