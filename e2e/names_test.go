@@ -23,6 +23,7 @@ func TestQuotedNames(t *testing.T) {
 		"INSERT INTO `d.b`.t VALUES (1)",
 		"UPDATE `d.b`.`x.y` SET v = 'TWO' WHERE id = 2",
 		"DELETE FROM `d.b`.`a``b` WHERE id = 2",
+		"CREATE TABLE `d.b`.gone (id INT)", "DROP TABLE `d.b`.gone", // no rows: only DDL mentions it
 	)
 	wantXY := recSnapshot(t, src, "SELECT id, HEX(v) FROM `d.b`.`x.y` ORDER BY id")
 	wantAB := recSnapshot(t, src, "SELECT id, HEX(w) FROM `d.b`.`a``b` ORDER BY id")
@@ -60,6 +61,12 @@ func TestQuotedNames(t *testing.T) {
 	_, errOut := rpRun(t, 0, "read", index, "--tables", "`d.b`.`x.z`")
 	if !strings.Contains(errOut, "--tables `d.b`.`x.z` matched no table in the input") {
 		t.Errorf("no warning for a pattern that matches nothing:\n%s", errOut)
+	}
+	// A table only DDL mentions is mentioned, with or without --ddl.
+	for _, extra := range [][]string{{"--ddl"}, nil} {
+		if _, errOut := rpRun(t, 0, append([]string{"read", index, "--tables", "`d.b`.gone"}, extra...)...); strings.Contains(errOut, "matched no table") {
+			t.Errorf("%v: %s", extra, errOut)
+		}
 	}
 	// An unquoted name with a dot is refused, with the way to write it.
 	_, errOut = rpRun(t, 2, "read", index, "--tables", "d.b.x.y")

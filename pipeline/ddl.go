@@ -126,6 +126,18 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 	return nil
 }
 
+// noteDDL marks the table patterns that match a DDL statement's tables
+// when DDL is not passed on: the tables are still mentioned by the input
+// (see Filter.Unmatched).
+func (p *Pipeline) noteDDL(q query) {
+	if !p.opts.Filter.active() {
+		return
+	}
+	for _, n := range ddl.Parse(q.sql, q.db).Tables {
+		p.opts.Filter.Table(n.DB, n.Table)
+	}
+}
+
 // dmlSelected reports whether a row statement logged as text (not as row
 // events) may write a selected table: the one table it names passes the
 // filters, whatever its default database; a statement on several tables,

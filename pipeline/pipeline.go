@@ -319,6 +319,8 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 		if err := p.writeDDL(ctx, ev, q); err != nil { // ddl.go
 			return err
 		}
+	} else if !p.tx.skip {
+		p.noteDDL(q) // ddl.go
 	}
 	if p.ddlContinues(q) {
 		return nil // its rows and XID follow
