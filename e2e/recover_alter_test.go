@@ -194,7 +194,7 @@ var alterCases = []alterCase{
 // column's type.
 var (
 	matrixFrom = []string{"TINYINT", "INT UNSIGNED", "BIGINT", "DECIMAL(10,3)", "DECIMAL(30,10) UNSIGNED", "FLOAT", "DOUBLE",
-		"VARCHAR(30)", "CHAR(5) CHARACTER SET latin1", "TEXT", "DATETIME(6)", "DATE", "TIME(3)", "ENUM('a','4.5','abc','2')", "SET('a','abc','x')"}
+		"VARCHAR(30)", "CHAR(5) CHARACTER SET latin1", "TEXT", "DATETIME(6)", "DATE", "TIME(3)", "ENUM('a','4.5','abc','2')", "SET('a','abc','x')", "YEAR"}
 	matrixTo = map[string][]string{
 		"TINYINT":                      {"TINYINT UNSIGNED", "DECIMAL(4,1)", "DOUBLE", "VARCHAR(2)", "ENUM('x','y','z')"},
 		"INT UNSIGNED":                 {"SMALLINT", "DECIMAL(6,2)", "FLOAT", "CHAR(3)", "TINYTEXT"},
@@ -213,7 +213,7 @@ var (
 		"SET('a','abc','x')":           {"SET('x','abc')", "VARCHAR(10)", "INT", "ENUM('abc','a')"},
 	}
 	matrixValues = []string{"'4.5'", "'-2.5'", "'1e20'", "'0.1'", "'123456789'", "'abc'", "'2024-02-29 12:34:56.789999'", "''",
-		"'-0'", "'99999999999999999999'", "'é世🎉x'", "'2'", "' 7 '", "'a,abc'", "'2.675'", "'12:34:56.75'", "NULL", "'0.00005'", "'-129'", "'255.5'"}
+		"'-0'", "'99999999999999999999'", "'é世🎉x'", "'2'", "' 7 '", "'a,abc'", "'2.675'", "'12:34:56.75'", "NULL", "'0.00005'", "'-129'", "'255.5'", "'69.5'", "'1999'", "'2155.4'", "'70'", "'0'"}
 )
 
 // matrixCase builds the table name (noEnum: without the ENUM targets).

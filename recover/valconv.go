@@ -136,6 +136,8 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 	switch tc {
 	case catInt:
 		return toInt(v, fc, to)
+	case catYear:
+		return toYear(v, fc, to)
 	case catDecimal:
 		d, ok := decimalOf(v, fc)
 		if !ok {
@@ -398,7 +400,9 @@ func floatOf(v change.Value, fc category) (float64, bool) {
 // the column's length).
 func textOf(v change.Value, fc category, to *tablemap.Column) (string, bool) {
 	switch fc {
-	case catInt, catYear:
+	case catYear:
+		return fmt.Sprintf("%04d", v.Int()), true
+	case catInt:
 		if v.Kind() == change.Uint {
 			return strconv.FormatUint(v.Uint(), 10), true
 		}
@@ -662,4 +666,27 @@ func acrossZone(s string, fromTS bool, sec uint64, tz *time.Location) (string, u
 		return zero, 0, strings.Trim(frac, ".0") == ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05") + frac, uint64(t.Unix()), true
+}
+
+// toYear stores a number into YEAR as the server does: rounded as into
+// an integer, 1-69 is 2001-2069, 70-99 is 1970-1999, 0 and 1901-2155
+// stay, anything else is 0 (0000).
+func toYear(v change.Value, fc category, to *tablemap.Column) (change.Value, bool) {
+	switch fc {
+	case catInt, catDecimal, catFloat, catDouble, catYear:
+	default:
+		return implicitDefault(to), false
+	}
+	big := tablemap.Column{Type: mysql.MYSQL_TYPE_LONGLONG}
+	iv, ok := toInt(v, fc, &big)
+	n := iv.Int()
+	switch {
+	case n < 0 || n >= 100 && n <= 1900 || n > 2155:
+		n = 0
+	case n >= 1 && n < 70:
+		n += 2000
+	case n >= 70 && n < 100:
+		n += 1900
+	}
+	return change.IntValue(n), ok
 }
