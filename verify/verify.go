@@ -7,9 +7,9 @@
 // MD5 of every column's exact text (HEX of strings and integers, the
 // decimal text of DECIMAL, FLOAT and DOUBLE, NULL marked apart), folded
 // into a count, a 64-bit XOR and a sum. Tables whose primary key starts
-// with an integer column are bisected on that column's range down to
-// ranges of a few hundred rows, whose keys and hashes are then fetched and
-// matched; other tables (other keys, no primary key) are split into
+// with an integer column have that column's range split 16 ways (each
+// differing part again) down to parts of a few hundred rows, whose keys
+// and hashes are then fetched and matched; other tables (other keys, no primary key) are split into
 // buckets by a hash of the key (of the whole row without a key), and the
 // rows of the differing buckets are matched the same way. A row is
 // "changed" (same key, other values), "missing" on the target or "extra"
