@@ -175,6 +175,11 @@ func TestMariaDBTypes(t *testing.T) {
 		"SET SESSION column_compression_threshold = DEFAULT")
 	src.Exec(t, mtUUIDSchema...)
 	src.Exec(t, mtUUIDRows...)
+	// Without a primary key, replay finds rows by every column's value:
+	// DECIMAL(65,38) and COMPRESSED values in the WHERE clause.
+	src.Exec(t, "CREATE TABLE mt.nokey (d DECIMAL(65,38), d2 DECIMAL(38,38) UNSIGNED, d3 DECIMAL(39,31), c VARCHAR(300) COMPRESSED, b BLOB COMPRESSED)",
+		"INSERT INTO mt.nokey VALUES (-1.5, 0.12345678901234567890123456789012345678, -12345678.1234567890123456789012345678901, 'x', REPEAT('y', 1000)),"+
+			" (99999999999999999999999999.99999999999999999999999999999999999999, 0, 0, REPEAT('é', 300), NULL), (NULL, NULL, NULL, NULL, '')")
 
 	// JSON: every inserted value against the server's own text.
 	recs := DecodeServer(t, src)
@@ -207,7 +212,10 @@ func TestMariaDBTypes(t *testing.T) {
 		"DELETE FROM mt.ids WHERE id = 5",
 		"UPDATE mt.idkey SET n = n + 10, i6 = '1::' WHERE n = 3",
 		"UPDATE mt.idkey SET u = '11111111-2222-3333-4444-555555555555' WHERE n = 4",
-		"DELETE FROM mt.idkey WHERE n = 1")
+		"DELETE FROM mt.idkey WHERE n = 1",
+		"UPDATE mt.nokey SET d = -d, c = CONCAT(c, 'z') WHERE d2 > 0.1",
+		"UPDATE mt.nokey SET b = 'short' WHERE b = REPEAT('y', 1000)",
+		"DELETE FROM mt.nokey WHERE c = REPEAT('é', 300)")
 	// An ALTER: recover rebuilds these tables from their TABLE_MAPs.
 	src.Exec(t, "ALTER TABLE mt.comp ADD COLUMN extra INT", "ALTER TABLE mt.dec_65 ADD COLUMN extra INT",
 		"ALTER TABLE mt.ids ADD COLUMN extra INT", "INSERT INTO mt.comp (id, v, bl) VALUES (50, 'after', REPEAT('q', 1000))",
