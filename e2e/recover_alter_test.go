@@ -23,6 +23,7 @@ type alterCase struct {
 	// approx: recover reports some values as approximations (notes); the
 	// rows are not compared.
 	approx bool
+	toArgs []string // more arguments for --to
 }
 
 var alterCases = []alterCase{
@@ -144,6 +145,11 @@ var alterCases = []alterCase{
 		"CREATE TABLE convert_to_wider (id INT PRIMARY KEY, t TEXT, tt TINYTEXT, c CHAR(3), e ENUM('a','b')) DEFAULT CHARSET = latin1",
 		"INSERT INTO convert_to_wider VALUES (1, 'café', 'ß', 'àb', 'a'), (2, REPEAT('x', 300), NULL, NULL, 'b')",
 		"ALTER TABLE convert_to_wider CONVERT TO CHARACTER SET utf8mb4",
+	}},
+	{name: "pk_ignore_collision", approx: true, toArgs: []string{"--on-conflict", "skip"}, notes: []string{"is ALTER IGNORE and changed primary key column `id`"}, setup: []string{
+		"CREATE TABLE pk_ignore_collision (id VARCHAR(10) PRIMARY KEY, v INT)",
+		"INSERT INTO pk_ignore_collision VALUES ('abcd1', 1), ('abcd2', 2), ('x', 3)",
+		"ALTER IGNORE TABLE pk_ignore_collision MODIFY id VARCHAR(3)",
 	}},
 	{name: "pk_dropped", setup: []string{
 		"CREATE TABLE pk_dropped (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -336,7 +342,7 @@ func TestRecoverAlters(t *testing.T) {
 				t.Logf("stderr:\n%s\nSQL:\n%s", errs, clip(string(out)))
 			}
 			dst.Exec(t, "DROP DATABASE IF EXISTS ra")
-			_, errs = recoverCLI(t, 0, "--table", "ra."+c.name, "--to", dst.DSN(), src.BinlogIndex())
+			_, errs = recoverCLI(t, 0, append(append([]string{"--table", "ra." + c.name, "--to", dst.DSN()}, c.toArgs...), src.BinlogIndex())...)
 			check("--to", errs)
 		})
 	}

@@ -94,6 +94,7 @@ func (r *replayer) Rollback(context.Context) error { r.pending = r.pending[:0]; 
 func (r *replayer) Close(context.Context) error    { return nil }
 
 func (r *Result) addNotes(cv *converter) {
+	r.Notes = append(r.Notes, cv.warnings...)
 	keys := make([]string, 0, len(cv.notes))
 	for k := range cv.notes {
 		keys = append(keys, k)

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,7 +27,9 @@ type converter struct {
 	stages []stage
 	cache  map[convKey]*chain
 	notes  map[string]*noteCount
-	at     change.Position // the change being converted
+	// warnings are notes about no particular row.
+	warnings []string
+	at       change.Position // the change being converted
 }
 
 // noteCount is how many row images a note concerns, and where the first
@@ -34,6 +37,13 @@ type converter struct {
 type noteCount struct {
 	n     uint64
 	first change.Position
+}
+
+// warn records a note that concerns no particular row.
+func (cv *converter) warn(s string) {
+	if !slices.Contains(cv.warnings, s) {
+		cv.warnings = append(cv.warnings, s)
+	}
 }
 
 func (cv *converter) note(s string) {
@@ -205,8 +215,27 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 		}
 	}
 	skipped := len(stages) > 1
+	ignore := false
+	for _, st := range stages {
+		if st.alter != nil {
+			if toks := lex(st.alter.ev.SQL[:min(len(st.alter.ev.SQL), 64)]); len(toks) > 2 && (toks[1].Is("IGNORE") || toks[2].Is("IGNORE")) {
+				ignore = true
+			}
+		}
+	}
 	n := len(to.Columns)
 	m := &mapping{from: from, to: to, sess: sess, src: make([]int, n), fill: make([]change.Value, n), note: make([]string, n), conv: make([]bool, n)}
+	defer func() {
+		if !ignore {
+			return
+		}
+		for _, j := range to.PrimaryKey {
+			if m.conv[j] || m.src[j] < 0 {
+				cv.warn(fmt.Sprintf("%s is ALTER IGNORE and changed primary key column %s: where keys became equal the server kept one row (the first in the old key order) and deleted the others; recover keeps the row written last, and counts the others as conflicts",
+					where, tablemap.QuoteIdent(to.Columns[j].Name)))
+			}
+		}
+	}()
 	for j := range to.Columns {
 		tc := &to.Columns[j]
 		o, ok := cur[strings.ToLower(tc.Name)]
