@@ -87,8 +87,15 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fmt.Errorf("--to: %w", err)
 	}
 	defer dstConn.Close()
+	// A signal ends the queries under way: closing the connections is
+	// the only way go-mysql has.
+	stop := context.AfterFunc(ctx, func() { srcConn.Close(); dstConn.Close() })
+	defer stop()
 	rep, err := verify.Run(ctx, srcConn, dstConn, verify.Options{Select: filter.Table, MaxRows: o.MaxRows, HashRows: o.HashRows})
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("verify: %w", err)
 	}
 	rep.Write(stdout)
