@@ -184,8 +184,13 @@ func (t *Table) summary() string {
 	}
 	var parts []string
 	parts = append(parts, t.Schema...)
-	if t.SourceRows >= 0 && t.TargetRows >= 0 {
+	switch {
+	case t.SourceRows >= 0 && t.TargetRows >= 0:
 		parts = append(parts, fmt.Sprintf("%d rows on the source, %d on the target", t.SourceRows, t.TargetRows))
+	case t.SourceRows >= 0:
+		parts = append(parts, fmt.Sprintf("%d rows on the source", t.SourceRows))
+	case t.TargetRows >= 0:
+		parts = append(parts, fmt.Sprintf("%d rows on the target", t.TargetRows))
 	}
 	counts := map[Kind]int{}
 	for _, r := range t.Rows {

@@ -153,13 +153,21 @@ func TestVerifySchemaAndTables(t *testing.T) {
 	src, dst := pair(t)
 	dst.Exec(t, "USE v", "ALTER TABLE neg MODIFY v BIGINT, ADD COLUMN w INT", "DROP TABLE nokey", "CREATE TABLE v.more (id INT PRIMARY KEY)",
 		"ALTER TABLE comp DROP COLUMN v")
+	// A UUID column rebuilt as BINARY(16) holding the same bytes: the
+	// column is reported, the rows agree.
+	src.Exec(t, "CREATE TABLE v.bin (id INT PRIMARY KEY, u UUID)", "INSERT INTO v.bin SELECT seq, UUID() FROM seq_1_to_30")
+	dst.Exec(t, "CREATE TABLE v.bin (id INT PRIMARY KEY, u BINARY(16))")
+	for _, r := range src.QueryStrings(t, "SELECT id, HEX(u) FROM v.bin") {
+		dst.Exec(t, "INSERT INTO v.bin VALUES ("+*r[0]+", X'"+*r[1]+"')")
+	}
 	rep, out := run(t, src, dst, verify.Options{Select: func(db, table string) bool { return table != "ints" }})
 	t.Logf("\n%s", out)
 	for _, w := range []string{
 		"`v`.`neg`: column `v`: source int(11), target bigint(20); column `w` is extra on the target",
-		"`v`.`nokey`: missing on the target",
-		"`v`.`more`: extra on the target",
+		"`v`.`nokey`: missing on the target; 100 rows on the source\n",
+		"`v`.`more`: extra on the target: the source has no such table; 0 rows on the target\n",
 		"`v`.`comp`: column `v` is missing on the target",
+		"DIFFERS `v`.`bin`: column `u`: source uuid, target binary(16); 30 rows on the source, 30 on the target\n",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q", w)
