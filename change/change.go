@@ -70,6 +70,10 @@ type Change struct {
 	Pos      Position
 	RowIndex int
 
+	// ServerID is the server_id in the event's header: the server that
+	// first wrote the change.
+	ServerID uint32
+
 	// Flags are the rows event's flags (0 for DDL): RowsNoForeignKeyChecks,
 	// RowsSQLForeignKey. Replay follows them as a native replica does.
 	Flags uint16
@@ -123,4 +127,7 @@ type TxEnd struct {
 	GTID string
 	Next Position
 	Time time.Time
+	// Xid is the transaction's XID (from the XID event that committed
+	// it); 0 when a QUERY event (COMMIT, DDL) ended it.
+	Xid uint64
 }

@@ -119,6 +119,7 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 		return err
 	}
 	c.Time, c.TimeMicro = p.eventTime(ev)
+	c.ServerID = ev.Header.ServerID
 	if err := p.sink.Write(ctx, c); err != nil {
 		return err
 	}

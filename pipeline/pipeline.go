@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -458,6 +459,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	}
 	skip := p.tx.skip
 	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
+	if ev.Header.EventType == replication.XID_EVENT && len(ev.Body) >= 8 {
+		end.Xid = binary.LittleEndian.Uint64(ev.Body)
+	}
 	end.Time, _ = p.eventTime(ev)
 	p.tx = txState{}
 	p.setInTx(false)
@@ -548,6 +552,7 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 	for i := range changes {
 		c := &changes[i]
 		c.Pos, c.RowIndex, c.GTID, c.Time, c.TimeMicro = ev.Pos, base+c.RowIndex, p.tx.gtid, ts, micro
+		c.ServerID = ev.Header.ServerID
 		if p.tx.xid != "" {
 			// An XA transaction: held until its outcome is logged.
 			p.tx.held = append(p.tx.held, cloneChange(c))
