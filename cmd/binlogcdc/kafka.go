@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/sink/envelope"
 	"github.com/binlogcdc/binlogcdc/sink/kafka"
 )
 
@@ -42,6 +43,10 @@ type KafkaOptions struct {
 	SASLPasswordFile   string
 	MaxMessageBytes    int
 	DeliveryTimeout    time.Duration
+
+	// Format encodes the records in --format debezium|maxwell|canal
+	// (formats.go; set by the command, nil for json).
+	Format envelope.Encoder
 }
 
 // AddFlags binds the --kafka-* flags.
@@ -81,7 +86,10 @@ func (o *KafkaOptions) take(f *pflag.FlagSet, to *string) error {
 	if _, err := parseKafkaURL(o.To); err != nil {
 		return err
 	}
-	for _, n := range []string{"output", "format", "flashback", "to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name",
+	if fl := f.Lookup("format"); fl != nil && fl.Changed && fl.Value.String() == "sql" {
+		return bad("--format sql does not go with --to kafka://…", "--format json, debezium, maxwell or canal")
+	}
+	for _, n := range []string{"output", "flashback", "to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name",
 		"on-conflict", "ignore-missing-columns", "keep-dropped", "create-tables", "group-rows", "group-time"} {
 		if fl := f.Lookup(n); fl != nil && fl.Changed {
 			return bad("--"+n+" does not go with --to kafka://…", "drop --"+n+" (Kafka options are the --kafka-* flags)")
@@ -151,7 +159,7 @@ func (o *KafkaOptions) sinkOptions() (kafka.Options, error) {
 	ko := kafka.Options{
 		Brokers: brokers, TopicPrefix: o.TopicPrefix, Topic: o.Topic, Tombstones: o.Tombstones,
 		ExactlyOnce: o.ExactlyOnce, Replica: o.Replica, TransactionTimeout: o.TransactionTimeout,
-		MaxMessageBytes: o.MaxMessageBytes, DeliveryTimeout: o.DeliveryTimeout,
+		MaxMessageBytes: o.MaxMessageBytes, DeliveryTimeout: o.DeliveryTimeout, Format: o.Format,
 	}
 	if err := ko.Validate(); err != nil {
 		return ko, bad(err.Error(), "see 'binlogcdc read --help' for the --kafka-* flags")

@@ -39,7 +39,7 @@ func TestKafkaUsage(t *testing.T) {
 	}{
 		{[]string{"read", "--kafka-tombstones", shopBinlog}, "--kafka-tombstones needs --to kafka://BROKER"},
 		{[]string{"read", "--to", "kafka://b:9092", "-o", "x.jsonl", shopBinlog}, "--output does not go with --to kafka://"},
-		{[]string{"read", "--to", "kafka://b:9092", "--format", "sql", shopBinlog}, "--format does not go with --to kafka://"},
+		{[]string{"read", "--to", "kafka://b:9092", "--format", "sql", shopBinlog}, "--format sql does not go with --to kafka://"},
 		{[]string{"read", "--to", "kafka://b:9092", "--on-conflict", "skip", shopBinlog}, "--on-conflict does not go with"},
 		{[]string{"read", "--to", "kafka://", shopBinlog}, "want kafka://host:port"},
 		{[]string{"read", "--to", "kafka://b:9092/topic", shopBinlog}, "want kafka://host:port"},

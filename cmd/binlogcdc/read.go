@@ -125,6 +125,12 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	// --format debezium|maxwell|canal (formats.go)
+	enc, err := o.Replay.Envelope.encoder(o.Replay.Format, o.Kafka.sinkTopicPrefix())
+	if err != nil {
+		return err
+	}
+	o.Kafka.Format = enc
 	// --to kafka://… (kafka.go): with --kafka-exactly-once, a run resumes
 	// where the last one committed.
 	ks, kcp, err := openKafkaSink(ctx, o.Kafka, "", func(format string, args ...any) {
@@ -154,7 +160,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		defer f.Close()
 		out = f
 	}
-	var sk sink.Sink = jsonl.New(out, jsonl.Options{})
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{Format: enc})
 	if ks != nil { // --to kafka://…
 		sk = ks
 	}

@@ -27,6 +27,7 @@ import (
 // --flashback) instead of printing JSON.
 type ReplayOptions struct {
 	To             string
+	Envelope       EnvelopeOptions // --format debezium|maxwell|canal flags (formats.go)
 	ToPasswordFile string
 	ToSSLMode      string
 	ToSSLCA        string
@@ -63,7 +64,8 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
 	f.BoolVar(&o.Accounts, "replay-accounts", false, "--to, --format sql: also apply account management (CREATE/ALTER/DROP USER, GRANT, REVOKE, SET PASSWORD, roles) as logged, passwords included; default: left out, secrets redacted everywhere")
 	f.StringArrayVar(&o.OmitColumns, "omit-columns", nil, "--format sql: leave these columns out of INSERT and UPDATE SET (the target's generated columns, which refuse values; --to finds them itself): `db.table.column[,...]`; repeatable")
-	f.StringVar(&o.Format, "format", "json", "output `format`: json, or sql (the statements that apply the changes, for the mysql client)")
+	f.StringVar(&o.Format, "format", "json", "output `format`: json; debezium, maxwell or canal (those tools' JSON, also for --to kafka://); or sql (the statements that apply the changes, for the mysql client)")
+	o.Envelope.AddFlags(f) // formats.go
 	if !stream {
 		f.BoolVar(&o.Flashback, "flashback", false, "write the SQL that undoes the selected changes, newest first (needs binlog_row_image=FULL)")
 	}
@@ -106,9 +108,12 @@ func (o *ReplayOptions) enabled() bool {
 func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
 	switch o.Format {
-	case "json", "sql":
+	case "json", "sql", "debezium", "maxwell", "canal":
 	default:
-		return bad("--format: want json or sql, not "+o.Format, "--format sql")
+		return bad("--format: want json, debezium, maxwell, canal or sql, not "+o.Format, "--format sql")
+	}
+	if err := o.Envelope.check(f, o.Format, *ddlOn); err != nil { // formats.go
+		return err
 	}
 	if o.Flashback {
 		if f.Changed("format") && o.Format != "sql" {

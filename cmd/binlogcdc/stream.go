@@ -215,6 +215,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 	// --to kafka://… (kafka.go): with --kafka-exactly-once the resume point
 	// kept in Kafka wins over the start flags.
+	enc, err := o.Replay.Envelope.encoder(o.Replay.Format, o.Kafka.sinkTopicPrefix()) // formats.go
+	if err != nil {
+		return err
+	}
+	o.Kafka.Format = enc
 	ks, kcp, err := openKafkaSink(ctx, o.Kafka, net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), logf)
 	if err != nil {
 		return err
@@ -278,7 +283,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			saver.Output = outFile // synced, and its size kept, with each checkpoint
 		}
 	}
-	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: o.Output != "" && o.Checkpoint == ""})
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: o.Output != "" && o.Checkpoint == "", Format: enc})
 	if rp != nil { // replay.go: apply to --to, or write SQL
 		if sk, err = rp.streamSink(out, start); err != nil {
 			return err

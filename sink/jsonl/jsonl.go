@@ -12,6 +12,7 @@ package jsonl
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,18 @@ type Options struct {
 	// FlushEachCommit writes each transaction out at its commit (for
 	// streaming); otherwise output is buffered up to 128 KiB.
 	FlushEachCommit bool
+	// Format encodes the lines instead of binlogcdc's own JSON (nil):
+	// sink/envelope's encoders (debezium, maxwell, canal).
+	Format Format
+}
+
+// Format is an encoder of another JSON shape (sink/envelope.Encoder).
+type Format interface {
+	AppendValue(dst []byte, c *change.Change) ([]byte, error)
+	// NeedsTail: AppendValue leaves each record open, and AppendTail
+	// closes it once the transaction's end is known.
+	NeedsTail() bool
+	AppendTail(dst []byte, tx change.TxEnd, last bool) []byte
 }
 
 // Sink writes JSON lines to an io.Writer.
@@ -50,8 +63,9 @@ type Sink struct {
 	opts Options
 	enc  encoder
 
-	pending []byte   // the open transaction's lines
-	spill   *os.File // where pending overflowed to, if it did
+	tails   [2][]byte // Format.NeedsTail: the record tails (other, last)
+	pending []byte    // the open transaction's lines
+	spill   *os.File  // where pending overflowed to, if it did
 	spilled int64
 
 	Lines uint64
@@ -71,7 +85,15 @@ func New(w io.Writer, opts Options) *Sink {
 
 // Write encodes c into the open transaction.
 func (s *Sink) Write(_ context.Context, c *change.Change) error {
-	s.pending = s.enc.appendChange(s.pending, c)
+	if f := s.opts.Format; f != nil {
+		b, err := f.AppendValue(s.pending, c)
+		if err != nil {
+			return err
+		}
+		s.pending = append(b, '\n')
+	} else {
+		s.pending = s.enc.appendChange(s.pending, c)
+	}
 	s.Lines++
 	if len(s.pending) >= s.opts.Memory {
 		return s.spillPending()
@@ -97,7 +119,10 @@ func (s *Sink) spillPending() error {
 }
 
 // Commit writes the transaction's lines out and flushes them.
-func (s *Sink) Commit(_ context.Context, _ change.TxEnd) error {
+func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
+	if s.opts.Format != nil && s.opts.Format.NeedsTail() {
+		return s.commitTailed(tx)
+	}
 	if s.spilled > 0 {
 		if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("jsonl: %w", err)
@@ -162,4 +187,73 @@ func (s *Sink) Close(_ context.Context) error {
 		s.spill = nil
 	}
 	return s.flush(true)
+}
+
+// commitTailed is Commit for formats whose records end with what the
+// transaction's end tells (Maxwell's xid and commit): each line's newline
+// becomes the record's tail and the newline. JSON text never holds a raw
+// newline, so the newlines are exactly the record ends.
+func (s *Sink) commitTailed(tx change.TxEnd) error {
+	f := s.opts.Format
+	s.tails[0] = f.AppendTail(s.tails[0][:0], tx, false)
+	s.tails[1] = f.AppendTail(s.tails[1][:0], tx, true)
+	if s.spilled > 0 {
+		if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+		buf := make([]byte, 256<<10)
+		for done := int64(0); done < s.spilled; {
+			n, err := io.ReadFull(s.spill, buf[:min(int64(len(buf)), s.spilled-done)])
+			if err != nil {
+				return fmt.Errorf("jsonl: reading the spill file: %w", err)
+			}
+			done += int64(n)
+			if err := s.writeTailed(buf[:n], done == s.spilled && len(s.pending) == 0); err != nil {
+				return err
+			}
+		}
+		if err := s.spill.Truncate(0); err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+		s.spill.Seek(0, io.SeekStart)
+		s.spilled = 0
+	}
+	if err := s.writeTailed(s.pending, true); err != nil {
+		return err
+	}
+	if cap(s.pending) > 4*s.opts.Memory {
+		s.pending = nil
+	}
+	s.pending = s.pending[:0]
+	return s.flush(false)
+}
+
+// writeTailed writes chunk with a tail before each newline: the last
+// tail on the chunk's final newline when final is set.
+func (s *Sink) writeTailed(chunk []byte, final bool) error {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			_, err := s.out.Write(chunk)
+			return wrapErr(err)
+		}
+		tail := s.tails[0]
+		if final && i == len(chunk)-1 {
+			tail = s.tails[1]
+		}
+		s.out.Write(chunk[:i])
+		s.out.Write(tail)
+		if err := s.out.WriteByte('\n'); err != nil {
+			return wrapErr(err)
+		}
+		chunk = chunk[i+1:]
+	}
+	return nil
+}
+
+func wrapErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("jsonl: %w", err)
+	}
+	return nil
 }

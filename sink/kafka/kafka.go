@@ -48,6 +48,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/sink/envelope"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 )
 
@@ -133,6 +134,12 @@ type Options struct {
 	// Logf reports broker outages and recoveries (nil: silent).
 	Logf func(format string, args ...any)
 
+	// Format encodes the record values and keys in another JSON shape
+	// (sink/envelope: debezium, maxwell, canal) instead of binlogcdc's
+	// own (nil). A format whose records wait for the transaction's end
+	// (maxwell: xid, commit) holds a transaction's records until Commit.
+	Format envelope.Encoder
+
 	// ClientOpts are appended to the franz-go client options (tests).
 	ClientOpts []kgo.Opt
 }
@@ -203,6 +210,7 @@ type Sink struct {
 	tmpl *template
 	enc  jsonl.Encoder
 	log  *outageLog
+	held []*kgo.Record // Format.NeedsTail: the open transaction's records
 
 	topics map[tableName]string // table → topic
 	ready  map[string]bool      // topics known to exist
@@ -322,12 +330,21 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 		return err
 	}
 	headers := positionHeaders(c)
-	val := s.enc.AppendChange(make([]byte, 0, 256), c)
-	var key []byte
-	if c.Op == change.DDL {
-		key, _ = json.Marshal(c.DB)
-	} else if k, ok := s.enc.AppendKey(nil, c); ok {
-		key = k
+	var val, key []byte
+	if f := s.opts.Format; f != nil {
+		if val, err = f.AppendValue(make([]byte, 0, 256), c); err != nil {
+			return err
+		}
+		if k, ok := f.AppendKey(nil, c); ok {
+			key = k
+		}
+	} else {
+		val = s.enc.AppendChange(make([]byte, 0, 256), c)
+		if c.Op == change.DDL {
+			key, _ = json.Marshal(c.DB)
+		} else if k, ok := s.enc.AppendKey(nil, c); ok {
+			key = k
+		}
 	}
 	s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: val, Headers: headers})
 	if s.opts.Tombstones && c.Op != change.DDL && key != nil {
@@ -335,7 +352,7 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 		case change.Delete:
 			s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Headers: headers})
 		case change.Update:
-			if old, ok := s.enc.AppendBeforeKey(nil, c); ok && string(old) != string(key) {
+			if old, ok := s.beforeKey(c); ok && string(old) != string(key) {
 				s.produce(ctx, &kgo.Record{Topic: topic, Key: old, Headers: headers})
 			}
 		}
@@ -343,9 +360,41 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 	return s.failure()
 }
 
+func (s *Sink) beforeKey(c *change.Change) ([]byte, bool) {
+	if f := s.opts.Format; f != nil {
+		return f.AppendBeforeKey(nil, c)
+	}
+	return s.enc.AppendBeforeKey(nil, c)
+}
+
+// tailing reports whether records wait for the transaction's end.
+func (s *Sink) tailing() bool { return s.opts.Format != nil && s.opts.Format.NeedsTail() }
+
+// releaseHeld closes the held records with their tails and produces them.
+func (s *Sink) releaseHeld(ctx context.Context, tx change.TxEnd) {
+	last := -1
+	for i, r := range s.held {
+		if r.Value != nil {
+			last = i
+		}
+	}
+	for i, r := range s.held {
+		if r.Value != nil {
+			r.Value = s.opts.Format.AppendTail(r.Value, tx, i == last)
+		}
+		s.cl.Produce(ctx, r, s.promise)
+	}
+	clear(s.held)
+	s.held = s.held[:0]
+}
+
 func (s *Sink) produce(ctx context.Context, r *kgo.Record) {
 	s.Records++
 	s.txRecords++
+	if s.tailing() && r.Topic != s.opts.CheckpointTopic() {
+		s.held = append(s.held, r)
+		return
+	}
 	s.cl.Produce(ctx, r, s.promise)
 }
 
@@ -394,6 +443,9 @@ func (s *Sink) Commit(ctx context.Context, tx change.TxEnd) error {
 	}
 	n := s.txRecords
 	s.txRecords = 0
+	if len(s.held) > 0 {
+		s.releaseHeld(ctx, tx)
+	}
 	if !s.opts.ExactlyOnce {
 		if s.opts.FlushEachCommit {
 			return s.Flush(ctx)
@@ -458,6 +510,8 @@ func (s *Sink) Flush(ctx context.Context) error {
 // transaction, sent again, is published twice (at-least-once).
 func (s *Sink) Rollback(ctx context.Context) error {
 	s.txRecords = 0
+	clear(s.held)
+	s.held = s.held[:0]
 	if !s.opts.ExactlyOnce || !s.inTxn {
 		return nil
 	}

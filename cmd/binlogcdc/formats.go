@@ -1,0 +1,77 @@
+package main
+
+// --format debezium|maxwell|canal (issue 14): other tools' JSON shapes for
+// the JSON lines output and for --to kafka:// (sink/envelope).
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/sink/envelope"
+)
+
+// EnvelopeOptions are the flags of the debezium format.
+type EnvelopeOptions struct {
+	WithSchema bool
+	Decimal    string
+	Time       string
+	Bigint     string
+}
+
+// AddFlags binds the --with-schema and --debezium-* flags.
+func (o *EnvelopeOptions) AddFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.WithSchema, "with-schema", false, "--format debezium: add the Kafka Connect schema to each key and value (JsonConverter schemas.enable=true)")
+	f.StringVar(&o.Decimal, "debezium-decimal-handling-mode", envelope.DecimalPrecise, "--format debezium: DECIMAL as `MODE` precise (base64 of the unscaled value, Kafka Connect Decimal), string, or double; Flink and RisingWave need string")
+	f.StringVar(&o.Time, "debezium-time-precision-mode", envelope.TimeAdaptiveMicros, "--format debezium: temporal `MODE` adaptive_time_microseconds (TIME µs, DATETIME ms or µs by fsp) or connect (TIME and DATETIME ms)")
+	f.StringVar(&o.Bigint, "debezium-bigint-unsigned-handling-mode", envelope.BigintLong, "--format debezium: BIGINT UNSIGNED as `MODE` long (int64: values above 2^63-1 wrap, as in Debezium) or precise (Kafka Connect Decimal)")
+}
+
+// envelopeNow is the clock of the formats' processing times (tests fix
+// it).
+var envelopeNow = time.Now
+
+// isEnvelope reports whether format is one of sink/envelope's.
+func isEnvelope(format string) bool {
+	for _, f := range envelope.Formats {
+		if f == format {
+			return true
+		}
+	}
+	return false
+}
+
+// check validates the flags for format; ddl is whether --ddl asks for
+// DDL records.
+func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
+	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	if format != "debezium" {
+		for _, n := range []string{"with-schema", "debezium-decimal-handling-mode", "debezium-time-precision-mode", "debezium-bigint-unsigned-handling-mode"} {
+			if f.Changed(n) {
+				return bad("--"+n+" needs --format debezium", "--format debezium --"+n+" …")
+			}
+		}
+	}
+	if ddl && (format == "debezium" || format == "maxwell") {
+		return bad("--format "+format+" has no DDL records: --ddl is for --format json or canal", "drop --ddl")
+	}
+	if isEnvelope(format) {
+		if _, err := o.encoder(format, ""); err != nil {
+			return bad("--format "+format+": "+err.Error(), "see 'binlogcdc read --help'")
+		}
+	}
+	return nil
+}
+
+// encoder returns the encoder of format, nil for binlogcdc's own json.
+// name is Debezium's topic.prefix (the Kafka topic prefix).
+func (o *EnvelopeOptions) encoder(format, name string) (envelope.Encoder, error) {
+	if !isEnvelope(format) {
+		return nil, nil
+	}
+	opts := envelope.Options{Format: format, Name: name, Now: envelopeNow}
+	if format == "debezium" {
+		opts.WithSchema, opts.DecimalHandlingMode, opts.TimePrecisionMode, opts.BigintUnsignedHandlingMode = o.WithSchema, o.Decimal, o.Time, o.Bigint
+	}
+	return envelope.New(opts)
+}

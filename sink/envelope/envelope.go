@@ -1,0 +1,223 @@
+// Package envelope encodes changes in the JSON shapes that other CDC tools
+// write, so that their consumers read binlogcdc's output unchanged:
+//
+//   - debezium: the change events of Debezium's MySQL connector as Kafka
+//     Connect's JsonConverter writes them (schemas.enable=false, or =true
+//     with Options.WithSchema);
+//   - maxwell: Maxwell's Daemon's JSON;
+//   - canal: Canal's flat JSON message, as Flink's canal-json reads it.
+//
+// An Encoder produces one record's value (and its Kafka key) per row
+// change; the JSON lines sink (sink/jsonl) and the Kafka sink (sink/kafka)
+// use it in place of binlogcdc's own JSON. The README's "Other formats"
+// section lists how each MySQL type is encoded in each format.
+//
+// Absent columns (binlog_row_image=MINIMAL or NOBLOB) are never written as
+// NULL: maxwell and canal leave them out of the row objects; debezium,
+// whose consumers need every column, refuses such images with a
+// *PartialImageError.
+package envelope
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/jsontext"
+)
+
+// Encoder encodes changes as records of one format. It is not safe for
+// concurrent use.
+type Encoder interface {
+	// AppendValue appends c's record (without a newline). When
+	// NeedsTail reports true, the record is left open: the caller
+	// closes it with AppendTail once the transaction's end is known.
+	AppendValue(dst []byte, c *change.Change) ([]byte, error)
+	// AppendKey appends the Kafka record key of c in the format's
+	// convention; false when c has none (the record's key is null).
+	AppendKey(dst []byte, c *change.Change) ([]byte, bool)
+	// AppendBeforeKey is AppendKey for the row before an update or a
+	// delete (to tombstone the old key of an update that moved a row).
+	AppendBeforeKey(dst []byte, c *change.Change) ([]byte, bool)
+	// NeedsTail reports whether records wait for AppendTail.
+	NeedsTail() bool
+	// AppendTail closes an open record of the transaction tx; last is
+	// true for the transaction's last record.
+	AppendTail(dst []byte, tx change.TxEnd, last bool) []byte
+}
+
+// Formats are the names Parse accepts, besides binlogcdc's own "json".
+var Formats = []string{"debezium", "maxwell", "canal"}
+
+// Debezium option values, named as Debezium names them.
+const (
+	DecimalPrecise = "precise"
+	DecimalString  = "string"
+	DecimalDouble  = "double"
+
+	TimeAdaptiveMicros = "adaptive_time_microseconds"
+	TimeConnect        = "connect"
+
+	BigintLong    = "long"
+	BigintPrecise = "precise"
+)
+
+// Options configure an Encoder.
+type Options struct {
+	// Format: "debezium", "maxwell" or "canal".
+	Format string
+
+	// Name is Debezium's topic.prefix: source.name, and the prefix of
+	// the schema names (default "binlogcdc").
+	Name string
+	// Version is source.version (default "binlogcdc").
+	Version string
+	// DecimalHandlingMode is Debezium's decimal.handling.mode: precise
+	// (default), string or double.
+	DecimalHandlingMode string
+	// TimePrecisionMode is Debezium's time.precision.mode:
+	// adaptive_time_microseconds (default) or connect.
+	TimePrecisionMode string
+	// BigintUnsignedHandlingMode is Debezium's
+	// bigint.unsigned.handling.mode: long (default) or precise.
+	BigintUnsignedHandlingMode string
+	// WithSchema adds the Kafka Connect schema (JsonConverter
+	// schemas.enable=true) to Debezium's keys and values.
+	WithSchema bool
+
+	// Now is the clock of the processing times (Debezium's ts_ms,
+	// Canal's ts); default time.Now.
+	Now func() time.Time
+}
+
+// New returns the Encoder of opts.Format.
+func New(opts Options) (Encoder, error) {
+	if opts.Name == "" {
+		opts.Name = "binlogcdc"
+	}
+	if opts.Version == "" {
+		opts.Version = "binlogcdc"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.DecimalHandlingMode == "" {
+		opts.DecimalHandlingMode = DecimalPrecise
+	}
+	if opts.TimePrecisionMode == "" {
+		opts.TimePrecisionMode = TimeAdaptiveMicros
+	}
+	if opts.BigintUnsignedHandlingMode == "" {
+		opts.BigintUnsignedHandlingMode = BigintLong
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	switch opts.Format {
+	case "debezium":
+		return newDebezium(opts), nil
+	case "maxwell":
+		return &maxwell{}, nil
+	case "canal":
+		return &canal{now: opts.Now}, nil
+	}
+	return nil, fmt.Errorf("envelope: unknown format %q (want %s)", opts.Format, strings.Join(Formats, ", "))
+}
+
+func (o Options) check() error {
+	bad := func(name, got string, want ...string) error {
+		for _, w := range want {
+			if got == w {
+				return nil
+			}
+		}
+		return fmt.Errorf("envelope: %s: want %s, not %q", name, strings.Join(want, " or "), got)
+	}
+	if err := bad("decimal handling mode", o.DecimalHandlingMode, DecimalPrecise, DecimalString, DecimalDouble); err != nil {
+		return err
+	}
+	if err := bad("time precision mode", o.TimePrecisionMode, TimeAdaptiveMicros, TimeConnect); err != nil {
+		return err
+	}
+	if err := bad("bigint unsigned handling mode", o.BigintUnsignedHandlingMode, BigintLong, BigintPrecise); err != nil {
+		return err
+	}
+	if o.Format != "debezium" && (o.WithSchema || o.DecimalHandlingMode != DecimalPrecise ||
+		o.TimePrecisionMode != TimeAdaptiveMicros || o.BigintUnsignedHandlingMode != BigintLong) {
+		return fmt.Errorf("envelope: the schema and the decimal, time and bigint modes are Debezium's options: they need the debezium format")
+	}
+	return nil
+}
+
+// PartialImageError: a format that needs whole rows met a row image
+// without some columns (binlog_row_image=MINIMAL or NOBLOB).
+type PartialImageError struct {
+	Format string
+	DB     string
+	Table  string
+	Column string
+	Pos    change.Position
+	Row    int
+}
+
+func (e *PartialImageError) Error() string {
+	return fmt.Sprintf("%s:%d (row %d): table %s.%s: column %s is not in the row image (binlog_row_image=MINIMAL or NOBLOB): "+
+		"--format %s writes whole rows and cannot tell an absent column from NULL\n"+
+		"hint: set binlog_row_image=FULL on the server for new changes; read these with --format json, maxwell or canal, which leave absent columns out",
+		e.Pos.File, e.Pos.Offset, e.Row, e.DB, e.Table, e.Column, e.Format)
+}
+
+// checkFull returns a *PartialImageError when row lacks a column.
+func checkFull(format string, c *change.Change, row change.Row) error {
+	for i := range row {
+		if row[i].IsAbsent() {
+			return &PartialImageError{Format: format, DB: c.Table.DB, Table: c.Table.Name,
+				Column: c.Table.Columns[i].Name, Pos: c.Pos, Row: c.RowIndex}
+		}
+	}
+	if len(row) < len(c.Table.Columns) {
+		return &PartialImageError{Format: format, DB: c.Table.DB, Table: c.Table.Name,
+			Column: c.Table.Columns[len(row)].Name, Pos: c.Pos, Row: c.RowIndex}
+	}
+	return nil
+}
+
+func appendString(b []byte, s string) []byte      { return jsontext.AppendStringOf(b, s) }
+func appendStringBytes(b []byte, s []byte) []byte { return jsontext.AppendString(b, s) }
+
+func appendBase64(b []byte, src []byte) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, src)
+	return append(b, '"')
+}
+
+// appendFloat writes the shortest decimal that round-trips at the given
+// width (as encoding/json does); NaN and infinities, which MySQL cannot
+// store, become null.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(b, f, format, -1, bits)
+}
+
+// appendNumberText writes DECIMAL text as a JSON number (it already is
+// one: optional '-', digits, optional '.' and digits).
+func appendNumberText(b []byte, s []byte) []byte {
+	if len(s) == 0 {
+		return append(b, '0')
+	}
+	return append(b, s...)
+}
+
+// appendMillis writes t as Unix milliseconds.
+func appendMillis(b []byte, t time.Time) []byte { return strconv.AppendInt(b, t.UnixMilli(), 10) }

@@ -1,0 +1,63 @@
+-- Every column type MariaDB writes to the binlog, inserted, updated and
+-- deleted: the source of testdata/alltypes.binlog, whose outputs in each
+-- --format are the golden files testdata/alltypes*.jsonl.
+SET SESSION sql_mode = '';
+SET SESSION time_zone = '+00:00';
+CREATE DATABASE t;
+USE t;
+CREATE TABLE ints (id INT PRIMARY KEY,
+  ti TINYINT, tu TINYINT UNSIGNED, si SMALLINT, su SMALLINT UNSIGNED,
+  mi MEDIUMINT, mu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED,
+  bi BIGINT, bu BIGINT UNSIGNED, b1 BIT(1), b12 BIT(12), b64 BIT(64), y YEAR);
+INSERT INTO ints VALUES
+  (1, -128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295, -9223372036854775808, 18446744073709551615, b'1', b'101010101010', 0xFFFFFFFFFFFFFFFF, 2155),
+  (2, 127, 0, 32767, 0, 8388607, 0, 2147483647, 0, 9223372036854775807, 9223372036854775808, b'0', 0, 1, 1901),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE ints SET ti = 0, bu = 1 WHERE id = 1;
+DELETE FROM ints WHERE id = 2;
+CREATE TABLE nums (id INT PRIMARY KEY, d DECIMAL(10,2), dz DECIMAL(5,0), d65 DECIMAL(65,30), du DECIMAL(20,10) UNSIGNED,
+  f FLOAT, dbl DOUBLE);
+INSERT INTO nums VALUES
+  (1, 12345678.90, 99999, 99999999999999999999999999999999999.999999999999999999999999999999, 0.0000000001, 3.14159, 2.718281828459045),
+  (2, -0.50, -1, -0.000000000000000000000000000001, 9999999999.9999999999, -1.5e-10, 1e300),
+  (3, 0, 0, 0, 0, 0, 0),
+  (4, NULL, NULL, NULL, NULL, NULL, NULL);
+UPDATE nums SET d = -d, f = 1 WHERE id = 1;
+DELETE FROM nums WHERE id = 3;
+CREATE TABLE times (id INT PRIMARY KEY, d DATE, t TIME, t6 TIME(6), dt DATETIME, dt3 DATETIME(3), dt6 DATETIME(6),
+  ts TIMESTAMP NULL, ts3 TIMESTAMP(3) NULL, ts6 TIMESTAMP(6) NULL, dnn DATE NOT NULL DEFAULT '2000-01-01');
+INSERT INTO times VALUES
+  (1, '2024-06-15', '12:34:56', '-838:59:58.999999', '2024-06-15 12:34:56', '1969-12-31 23:59:59.999', '9999-12-31 23:59:59.999999',
+   '2024-06-15 12:34:56', '2038-01-19 03:14:07.123', '1970-01-01 00:00:01.000001', '1000-01-01'),
+  (2, '0000-00-00', '00:00:00', '838:59:59.000000', '0000-00-00 00:00:00', '1000-01-01 00:00:00.000', '2024-02-29 00:00:00.5',
+   '0000-00-00 00:00:00', NULL, NULL, '0000-00-00'),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, '1970-01-01');
+UPDATE times SET dt = '2025-01-01 00:00:00', t = '-00:00:01' WHERE id = 1;
+DELETE FROM times WHERE id = 2;
+CREATE TABLE strs (id INT PRIMARY KEY, c CHAR(5), vc VARCHAR(100), l1 VARCHAR(20) CHARACTER SET latin1, tx TEXT, mt MEDIUMTEXT,
+  bn BINARY(4), vb VARBINARY(10), bl BLOB, lb LONGBLOB,
+  e ENUM('small','medium','large'), s SET('a','b','c','d'), j JSON);
+INSERT INTO strs VALUES
+  (1, 'ab', 'héllo "wörld"\n\ttab', 'Müller', 'text 🎉', REPEAT('x', 300), 0x00FF01, 0xDEADBEEF, 0x000102, '', 'medium', 'a,c', '{"k": [1, 2.5, "v"], "n": null}'),
+  (2, '', '', '', '', '', '', '', '', '', 'small', '', '[]'),
+  (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO strs (id, e) VALUES (4, 'bogus');
+UPDATE strs SET vc = 'changed', s = 'b,c,d', j = '{"k": 2}' WHERE id = 1;
+DELETE FROM strs WHERE id = 2;
+CREATE TABLE geo (id INT PRIMARY KEY, g GEOMETRY, p POINT, ls LINESTRING, pg POLYGON, mp MULTIPOINT, gc GEOMETRYCOLLECTION);
+INSERT INTO geo VALUES
+  (1, ST_GeomFromText('POINT(1 2)'), ST_GeomFromText('POINT(3.5 -4.25)'), ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)'),
+   ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))'), ST_GeomFromText('MULTIPOINT(1 1, 2 2)'),
+   ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')),
+  (2, ST_GeomFromText('POINT(0 0)', 4326), NULL, NULL, NULL, NULL, NULL);
+UPDATE geo SET p = ST_GeomFromText('POINT(5 6)') WHERE id = 1;
+DELETE FROM geo WHERE id = 2;
+CREATE TABLE nokey (a INT, b VARCHAR(10));
+INSERT INTO nokey VALUES (1, 'x'), (1, 'x');
+BEGIN;
+UPDATE nokey SET b = 'y' LIMIT 1;
+INSERT INTO ints (id, ti) VALUES (10, 1);
+COMMIT;
+CREATE TABLE compound (a INT, b VARCHAR(10), v INT, PRIMARY KEY (b, a));
+INSERT INTO compound VALUES (1, 'k', 10);
+UPDATE compound SET a = 2 WHERE a = 1;
