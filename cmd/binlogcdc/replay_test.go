@@ -16,7 +16,7 @@ func TestReplayFlagErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"read", "--format", "xml", "f"}, "--format: want json or sql"},
+		{[]string{"read", "--format", "xml", "f"}, "--format: want json, debezium, maxwell, canal or sql"},
 		{[]string{"read", "--flashback", "--format", "json", "f"}, "--flashback writes SQL"},
 		{[]string{"read", "--flashback", "--to", "mysql://u@h:1/", "f"}, "does not apply it"},
 		{[]string{"read", "--to", "mysql://u@h:1/", "--format", "sql", "f"}, "use one of them"},
