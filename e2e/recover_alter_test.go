@@ -78,7 +78,7 @@ var alterCases = []alterCase{
 		"column `s`: the conversion of its values from VARCHAR(20)",
 		"column `n` was added by the ALTER TABLE at",
 		"with a DEFAULT expression binlogcdc cannot evaluate",
-		"(2 row images, the first written at binlog.",
+		"(2 row",
 	}, setup: []string{
 		"CREATE TABLE approx_reported (id INT PRIMARY KEY, y INT, s VARCHAR(20))",
 		"INSERT INTO approx_reported VALUES (1, 9, '2024-2-9 1:2:3'), (2, NULL, '20240101')",
@@ -271,8 +271,22 @@ func raSnapshot(t *testing.T, srv *testserver.Server, table string) (cols, rows,
 	return cols, rows, sum
 }
 
-func TestRecoverAlters(t *testing.T) {
-	src := testserver.Start(t, testserver.Options{})
+func TestRecoverAlters(t *testing.T) { runAlterCases(t, testserver.Options{}, alterCases) }
+
+// With binlog_row_image=MINIMAL an update's before image holds only the
+// primary key of its time: rows must be found by the key they had then.
+func TestRecoverAltersMinimalImages(t *testing.T) {
+	var cases []alterCase
+	for _, c := range alterCases {
+		if strings.HasPrefix(c.name, "pk_") || strings.HasPrefix(c.name, "chain_rows") {
+			cases = append(cases, c)
+		}
+	}
+	runAlterCases(t, testserver.Options{RowImage: "MINIMAL"}, cases)
+}
+
+func runAlterCases(t *testing.T, opts testserver.Options, alterCases []alterCase) {
+	src := testserver.Start(t, opts)
 	dst := testserver.Start(t, testserver.Options{})
 	src.Exec(t, "CREATE DATABASE ra")
 	type want struct{ cols, rows, sum []string }

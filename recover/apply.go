@@ -47,6 +47,7 @@ type replayer struct {
 	cat     *catalog
 	inc     *Incarnation
 	conv    *converter
+	raw     bool // pass the changes in their event-time schema
 	pending []change.Change
 	each    func(c *change.Change) error
 	res     *Result
@@ -56,9 +57,12 @@ func (r *replayer) Write(_ context.Context, c *change.Change) error {
 	if c.Op == change.DDL || r.cat.objectAt(c.Table.DB, c.Table.Name, c.Pos) != r.inc {
 		return nil
 	}
-	cc, err := r.conv.convert(c)
-	if err != nil {
-		return err
+	cc := *c
+	if !r.raw {
+		var err error
+		if cc, err = r.conv.convert(c); err != nil {
+			return err
+		}
 	}
 	if cc.Before != nil {
 		cc.Before = clone(cc.Before)
@@ -102,6 +106,10 @@ func (r *Result) addNotes(cv *converter) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		nc := cv.notes[k]
+		if nc.first.File == "" { // rows converted at an ALTER (the SQL output)
+			r.Notes = append(r.Notes, fmt.Sprintf("%s (%d rows)", k, nc.n))
+			continue
+		}
 		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d row images, the first written at %s:%d)", k, nc.n, nc.first.File, nc.first.Offset))
 	}
 }
@@ -114,15 +122,16 @@ func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) ([]c
 	if s.Final == nil {
 		return nil, res, nil // no row change in the binlogs: an empty table
 	}
-	st := newStore(s.Final, false)
 	cv := newConverter(s.Final, s.stages)
-	r := &replayer{cat: h.cat, inc: inc, conv: cv, res: res, each: func(c *change.Change) error {
+	st := &stagedStore{cv: cv}
+	r := &replayer{cat: h.cat, inc: inc, conv: cv, raw: true, res: res, each: func(c *change.Change) error {
 		st.apply(c)
 		return nil
 	}}
 	if err := h.run(ctx, r, h.stopFor(inc)); err != nil {
 		return nil, nil, err
 	}
+	st.moveTo(len(s.stages)-1, s.Final)
 	res.Conflicts = st.c
 	res.Rows = st.size()
 	res.addNotes(cv)
@@ -147,9 +156,29 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 	if s.Final == nil {
 		return res, out.Close(ctx)
 	}
-	keys := newStore(s.Final, true)
 	cv := newConverter(s.Final, s.stages)
 	a := &applier{out: out, r: replayer{cat: h.cat, inc: inc, conv: cv, res: res}}
+	if pkMoves(s.stages, s.Final) {
+		// An earlier primary key: a change written under it may carry
+		// only that key (binlog_row_image MINIMAL), not the final one
+		// the target finds rows by. The table is kept in memory (as for
+		// the SQL output) to complete such images.
+		st := &stagedStore{cv: cv}
+		a.r.raw = true
+		a.r.each = func(c *change.Change) error {
+			cc := st.complete(c)
+			st.apply(c)
+			fc := cv.convertTo(&cc, len(s.stages)-1)
+			return out.Write(ctx, &fc)
+		}
+		err := h.runFrom(ctx, a, from, h.stopFor(inc))
+		if st.store != nil {
+			res.Conflicts = st.c
+		}
+		res.addNotes(cv)
+		return res, err
+	}
+	keys := newStore(s.Final, true)
 	a.r.each = func(c *change.Change) error {
 		keys.apply(c)
 		return out.Write(ctx, c)
@@ -158,6 +187,25 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 	res.Conflicts = keys.c
 	res.addNotes(cv)
 	return res, err
+}
+
+// pkMoves reports whether a stage's primary key differs from the final
+// one (by column names).
+func pkMoves(stages []stage, final *tablemap.Table) bool {
+	names := func(t *tablemap.Table) string {
+		var b strings.Builder
+		for _, i := range t.PrimaryKey {
+			b.WriteString(strings.ToLower(t.Columns[i].Name) + "\x00")
+		}
+		return b.String()
+	}
+	want := names(final)
+	for _, st := range stages {
+		if st.t != nil && names(st.t) != want {
+			return true
+		}
+	}
+	return false
 }
 
 // applier forwards the replayer's changes and every commit to a sink.

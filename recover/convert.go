@@ -56,8 +56,8 @@ func (cv *converter) note(s string) {
 }
 
 type convKey struct {
-	from  *tablemap.Table
-	first int // the row's stage
+	from        *tablemap.Table
+	first, last int // the row's stage, the target's
 }
 
 // chain is the steps from one event-time table to the final one.
@@ -80,26 +80,48 @@ func newConverter(final *tablemap.Table, stages []stage) *converter {
 	return &converter{final: final, stages: stages, cache: map[convKey]*chain{}, notes: map[string]*noteCount{}}
 }
 
+// stageOf returns the stage a change at pos was written in.
+func (cv *converter) stageOf(pos change.Position) int {
+	return sort.Search(len(cv.stages)-1, func(i int) bool { return before(pos, cv.stages[i+1].alter.ev.Pos) })
+}
+
+// target is the table of stage last: the final table for the last stage.
+func (cv *converter) target(last int) *tablemap.Table {
+	if last == len(cv.stages)-1 {
+		return cv.final
+	}
+	return cv.stages[last].t
+}
+
+// chainTo returns the chain from rows of from in stage first to stage last.
+func (cv *converter) chainTo(from *tablemap.Table, first, last int) *chain {
+	k := convKey{from, first, last}
+	ch := cv.cache[k]
+	if ch == nil {
+		ch = cv.build(from, first, last)
+		cv.cache[k] = ch
+	}
+	return ch
+}
+
 // convert returns c's images in the final schema. The returned change
 // has Table = the final table.
 func (cv *converter) convert(c *change.Change) (change.Change, error) {
-	alters := len(cv.stages) - 1
-	first := sort.Search(alters, func(i int) bool { return before(c.Pos, cv.stages[i+1].alter.ev.Pos) })
-	k := convKey{c.Table, first}
-	ch := cv.cache[k]
-	if ch == nil {
-		ch = cv.build(c.Table, first)
-		cv.cache[k] = ch
-	}
+	return cv.convertTo(c, len(cv.stages)-1), nil
+}
+
+// convertTo returns c's images in stage last's schema (Table set to it).
+func (cv *converter) convertTo(c *change.Change, last int) change.Change {
+	ch := cv.chainTo(c.Table, cv.stageOf(c.Pos), last)
 	out := *c
-	out.Table = cv.final
+	out.Table = cv.target(last)
 	if ch.identity {
-		return out, nil
+		return out
 	}
 	cv.at = c.Pos
 	out.Before = cv.apply(ch, c.Before, false)
 	out.After = cv.apply(ch, c.After, c.Op != change.Delete)
-	return out, nil
+	return out
 }
 
 func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
@@ -135,12 +157,12 @@ func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
 }
 
 // build returns the chain from a row written under from, in stage first,
-// to the final schema: one step per later stage whose schema is known.
-func (cv *converter) build(from *tablemap.Table, first int) *chain {
+// to stage last: one step per stage between whose schema is known.
+func (cv *converter) build(from *tablemap.Table, first, last int) *chain {
 	ch := &chain{}
 	cur := from
 	pending := 0 // alters since cur
-	for k := first + 1; k < len(cv.stages); k++ {
+	for k := first + 1; k < last; k++ {
 		pending++
 		st := &cv.stages[k]
 		if st.t == nil {
@@ -149,9 +171,10 @@ func (cv *converter) build(from *tablemap.Table, first int) *chain {
 		ch.steps = append(ch.steps, cv.step(cur, st.t, cv.stages[k-pending+1:k+1]))
 		cur, pending = st.t, 0
 	}
-	if len(ch.steps) == 0 || !sameTable(cur, cv.final) || cur != cv.final && pending > 0 {
-		ch.steps = append(ch.steps, cv.step(cur, cv.final, cv.stages[len(cv.stages)-pending:]))
+	if first < last {
+		pending++
 	}
+	ch.steps = append(ch.steps, cv.step(cur, cv.target(last), cv.stages[last+1-pending:last+1]))
 	// Skip steps that change nothing.
 	steps := ch.steps[:0]
 	for _, m := range ch.steps {

@@ -241,3 +241,119 @@ func (s *store) size() uint64 {
 	}
 	return n
 }
+
+// stagedStore is a store kept in the schema of the stage its last change
+// was written in (convert.go): at each ALTER TABLE its rows are converted
+// to the next schema and keyed by that schema's primary key, as the
+// server rebuilt the table. Each change is applied in its own stage's
+// schema, so it finds its row by the key of its time (binlog_row_image
+// MINIMAL logs only that).
+type stagedStore struct {
+	*store
+	cv  *converter
+	cur int // the stage of the rows
+}
+
+// apply applies a change in its event-time schema.
+func (s *stagedStore) apply(c *change.Change) {
+	k := s.cv.stageOf(c.Pos)
+	if s.store == nil {
+		s.store, s.cur = newStore(s.cv.target(k), false), k
+	}
+	if k > s.cur {
+		s.moveTo(k, s.cv.target(k))
+	}
+	cc := s.cv.convertTo(c, k)
+	s.store.apply(&cc)
+}
+
+// moveTo converts the rows to stage k's schema t and keys them by its
+// primary key. Rows whose keys become equal keep the first written (the
+// others count as InsertExisting).
+func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
+	if s.store == nil {
+		s.store, s.cur = newStore(t, false), k
+		return
+	}
+	if k == s.cur && s.t == t {
+		return
+	}
+	ch := s.cv.chainTo(s.t, s.cur, k)
+	old := s.sorted1()
+	s.store.t, s.cur = t, k
+	if ch.identity && samePK(s.t, t) {
+		return
+	}
+	s.rows = make(map[string]*entry, len(old))
+	for _, e := range old {
+		if !ch.identity {
+			s.cv.at = change.Position{}
+			e.row = s.cv.apply(ch, e.row, true)
+		}
+		key, ok := s.key(e.row)
+		if !ok {
+			s.c.Unidentifiable++
+			continue
+		}
+		if prev := s.rows[key]; prev != nil {
+			if s.pk() {
+				s.c.InsertExisting++
+			} else {
+				prev.count += e.count
+			}
+			continue
+		}
+		s.rows[key] = e
+	}
+}
+
+// sorted1 returns the entries in insertion order.
+func (s *store) sorted1() []*entry {
+	es := make([]*entry, 0, len(s.rows))
+	for _, e := range s.rows {
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+	return es
+}
+
+func samePK(a, b *tablemap.Table) bool {
+	if len(a.PrimaryKey) != len(b.PrimaryKey) {
+		return false
+	}
+	for i := range a.PrimaryKey {
+		if a.PrimaryKey[i] != b.PrimaryKey[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// complete returns c with the columns its images lack (binlog_row_image
+// MINIMAL) taken from the row it changes, as the rows stood before it.
+func (s *stagedStore) complete(c *change.Change) change.Change {
+	out := *c
+	if s.store == nil || c.Before == nil || complete(c.Before) {
+		return out
+	}
+	k := s.cv.stageOf(c.Pos)
+	if k > s.cur {
+		s.moveTo(k, s.cv.target(k))
+	}
+	if s.t != c.Table && !sameTable(s.t, c.Table) {
+		return out // an event-time table the stage does not know
+	}
+	key, ok := s.key(c.Before)
+	if !ok {
+		return out
+	}
+	e := s.rows[key]
+	if e == nil {
+		return out
+	}
+	out.Before = merge(e.row, c.Before)
+	if c.Op == change.Update {
+		out.After = merge(out.Before, c.After)
+	}
+	return out
+}
