@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
 )
 
 // The formats' processing times (Debezium's ts_ms, Canal's ts) come from
@@ -112,4 +116,84 @@ func TestFormatUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitUsage, tc.want)
 		}
 	}
+}
+
+// TestKafkaFormats: --to kafka:// publishes the lines of --format X as
+// record values, with each format's key; Debezium's tombstones follow
+// deletes; Maxwell's xid and commit are the same as in the file output
+// (its records wait for the transaction's end).
+func TestKafkaFormats(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Cluster(t)
+	const bl = "../../testdata/alltypes.binlog"
+	for _, tc := range []struct {
+		args      []string
+		key, val  string // the key of ints row 1's insert, and a value fragment
+		tombstone bool
+	}{
+		{[]string{"--format", "debezium", "--kafka-tombstones"}, `{"id":1}`, `"op":"c"`, true},
+		{[]string{"--format", "debezium", "--with-schema", "--debezium-decimal-handling-mode", "string"},
+			`{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false,"name":"PREFIX.t.ints.Key"},"payload":{"id":1}}`, `"op":"c"`, false},
+		{[]string{"--format", "maxwell", "--kafka-exactly-once"}, `{"database":"t","table":"ints","pk.id":1}`, `"commit":true`, false},
+		{[]string{"--format", "canal", "--ddl"}, `[1]`, `"type":"INSERT"`, false},
+	} {
+		prefix := kafkatest.Prefix(t)
+		args := append([]string{"read", "--to", "kafka://" + strings.Join(brokers, ","), "--kafka-topic-prefix", prefix}, tc.args...)
+		if code, _, stderr := runCmd(append(args, bl)...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr)
+		}
+		fileArgs := []string{"read"}
+		for i := 0; i < len(tc.args); i++ {
+			if strings.HasPrefix(tc.args[i], "--kafka-") {
+				continue
+			}
+			fileArgs = append(fileArgs, tc.args[i])
+		}
+		_, lines, stderr := runCmd(append(fileArgs, bl)...)
+		if tc.args[1] == "debezium" && tc.args[2] == "--with-schema" {
+			lines = strings.ReplaceAll(lines, `"binlogcdc.t.`, `"`+prefix+`.t.`) // Debezium's schema names start with the topic prefix
+			lines = strings.ReplaceAll(lines, `"name":"binlogcdc"`, `"name":"`+prefix+`"`)
+			tc.key = strings.ReplaceAll(tc.key, "PREFIX", prefix)
+		} else if tc.args[1] == "debezium" {
+			lines = strings.ReplaceAll(lines, `"name":"binlogcdc"`, `"name":"`+prefix+`"`)
+		}
+		topics := kafkatest.Topics(t, brokers, prefix+".")
+		var data []string
+		for _, tp := range topics {
+			if !strings.HasSuffix(tp, ".checkpoints") {
+				data = append(data, tp)
+			}
+		}
+		recs := kafkatest.Consume(t, brokers, data, tc.args[1] == "maxwell")
+		var values []*kgo.Record
+		tombstones := 0
+		foundKey := false
+		for _, r := range recs {
+			if r.Value == nil {
+				tombstones++
+				continue
+			}
+			values = append(values, r)
+			if r.Topic == prefix+".t.ints" && strings.Contains(string(r.Value), tc.val) && string(r.Key) == tc.key {
+				foundKey = true
+			}
+		}
+		if stderr != "" && lines == "" {
+			t.Fatalf("%q: %s", fileArgs, stderr)
+		}
+		checkValues(t, values, lines)
+		if !foundKey {
+			t.Errorf("%q: no record on %s.t.ints with key %s and %s", tc.args, prefix, tc.key, tc.val)
+		}
+		if want := strings.Count(lines, `"op":"d"`); tc.tombstone && tombstones != want || !tc.tombstone && tombstones != 0 {
+			t.Errorf("%q: %d tombstones, want %d", tc.args, tombstones, btoi(tc.tombstone)*want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

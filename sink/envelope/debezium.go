@@ -68,6 +68,12 @@ func (d *debezium) table(t *tablemap.Table) *dbzTable {
 	return k
 }
 
+// SplitKeyChange: Debezium publishes an update of the primary key as a
+// delete of the old row (with its tombstone) and a create of the new.
+func (d *debezium) SplitKeyChange(c *change.Change) (del, ins change.Change, ok bool) {
+	return splitKeyChange(c)
+}
+
 func (d *debezium) NeedsTail() bool                                    { return false }
 func (d *debezium) AppendTail(b []byte, _ change.TxEnd, _ bool) []byte { return b }
 

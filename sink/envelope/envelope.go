@@ -50,6 +50,31 @@ type Encoder interface {
 	AppendTail(dst []byte, tx change.TxEnd, last bool) []byte
 }
 
+// KeySplitter is implemented by formats that publish an update which
+// changed the primary key as a delete of the old key and an insert of
+// the new one (Debezium does): the sinks write the two changes
+// SplitKeyChange returns instead of c when ok.
+type KeySplitter interface {
+	SplitKeyChange(c *change.Change) (del, ins change.Change, ok bool)
+}
+
+// splitKeyChange splits an update that changed the primary key.
+func splitKeyChange(c *change.Change) (del, ins change.Change, ok bool) {
+	if c.Op != change.Update || c.Table == nil {
+		return del, ins, false
+	}
+	for _, col := range c.Table.PrimaryKey {
+		b, a := column(c.Before, col), column(c.After, col)
+		if !a.IsAbsent() && !sameValue(a, b) {
+			del, ins = *c, *c
+			del.Op, del.After = change.Delete, nil
+			ins.Op, ins.Before = change.Insert, nil
+			return del, ins, true
+		}
+	}
+	return del, ins, false
+}
+
 // Formats are the names Parse accepts, besides binlogcdc's own "json".
 var Formats = []string{"debezium", "maxwell", "canal"}
 

@@ -47,6 +47,11 @@ type Options struct {
 	Format Format
 }
 
+// keySplitter is sink/envelope.KeySplitter.
+type keySplitter interface {
+	SplitKeyChange(c *change.Change) (del, ins change.Change, ok bool)
+}
+
 // Format is an encoder of another JSON shape (sink/envelope.Encoder).
 type Format interface {
 	AppendValue(dst []byte, c *change.Change) ([]byte, error)
@@ -86,6 +91,14 @@ func New(w io.Writer, opts Options) *Sink {
 // Write encodes c into the open transaction.
 func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	if f := s.opts.Format; f != nil {
+		if sp, ok := f.(keySplitter); ok {
+			if del, ins, ok := sp.SplitKeyChange(c); ok {
+				if err := s.Write(context.Background(), &del); err != nil {
+					return err
+				}
+				return s.Write(context.Background(), &ins)
+			}
+		}
 		b, err := f.AppendValue(s.pending, c)
 		if err != nil {
 			return err

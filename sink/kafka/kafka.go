@@ -329,6 +329,14 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
+	if sp, ok := s.opts.Format.(envelope.KeySplitter); ok {
+		if del, ins, ok := sp.SplitKeyChange(c); ok {
+			if err := s.Write(ctx, &del); err != nil {
+				return err
+			}
+			return s.Write(ctx, &ins)
+		}
+	}
 	headers := positionHeaders(c)
 	var val, key []byte
 	if f := s.opts.Format; f != nil {
