@@ -125,11 +125,22 @@ func (cv *converter) convertTo(c *change.Change, last int) change.Change {
 }
 
 func (cv *converter) apply(ch *chain, row change.Row, count bool) change.Row {
+	return cv.applyInto(ch, row, count, false)
+}
+
+// applyInto is apply; inPlace lets a step that keeps the columns where
+// they are write into row itself.
+func (cv *converter) applyInto(ch *chain, row change.Row, count, inPlace bool) change.Row {
 	if row == nil {
 		return nil
 	}
 	for _, m := range ch.steps {
-		out := make(change.Row, len(m.src))
+		var out change.Row
+		if inPlace && m.aligned() && len(row) == len(m.src) {
+			out = row
+		} else {
+			out = make(change.Row, len(m.src))
+		}
 		for j, i := range m.src {
 			if i < 0 {
 				out[j] = m.fill[j]
@@ -185,6 +196,17 @@ func (cv *converter) build(from *tablemap.Table, first, last int) *chain {
 	ch.steps = steps
 	ch.identity = len(steps) == 0
 	return ch
+}
+
+// aligned reports whether every column stays at its index (only types
+// change), so a row can be converted in place.
+func (m *mapping) aligned() bool {
+	for j, i := range m.src {
+		if i != j {
+			return false
+		}
+	}
+	return true
 }
 
 func isIdentity(m *mapping) bool {

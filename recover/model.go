@@ -279,16 +279,24 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
 		return
 	}
 	ch := s.cv.chainTo(s.t, s.cur, k)
-	old := s.sorted1()
+	from := s.t
 	s.store.t, s.cur = t, k
-	if ch.identity && samePK(s.t, t) {
+	if samePK(from, t) && keyKept(ch, t) {
+		// The keys stay: convert the rows where they are.
+		if !ch.identity {
+			s.cv.at = change.Position{}
+			for _, e := range s.rows {
+				e.row = s.cv.applyInto(ch, e.row, true, true)
+			}
+		}
 		return
 	}
+	old := s.sorted1()
 	s.rows = make(map[string]*entry, len(old))
 	for _, e := range old {
 		if !ch.identity {
 			s.cv.at = change.Position{}
-			e.row = s.cv.apply(ch, e.row, true)
+			e.row = s.cv.applyInto(ch, e.row, true, true)
 		}
 		key, ok := s.key(e.row)
 		if !ok {
@@ -356,4 +364,17 @@ func (s *stagedStore) complete(c *change.Change) change.Change {
 		out.After = merge(out.Before, c.After)
 	}
 	return out
+}
+
+// keyKept reports whether a chain leaves the primary key columns of t
+// as they were (same index, value unconverted) in every step.
+func keyKept(ch *chain, t *tablemap.Table) bool {
+	for _, m := range ch.steps {
+		for _, j := range t.PrimaryKey {
+			if j >= len(m.src) || m.src[j] != j || m.conv[j] {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -139,11 +139,11 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 	case catYear:
 		return toYear(v, fc, to)
 	case catDecimal:
-		d, ok := decimalOf(v, fc)
+		d, ok := decimalText(v, fc)
 		if !ok {
 			return implicitDefault(to), false
 		}
-		return decimalValue(d, to), true
+		return decimalValue(d, to)
 	case catDouble, catFloat:
 		f, ok := floatOf(v, fc)
 		if tc == catFloat {
@@ -322,54 +322,84 @@ func leadingNumber(s string) string {
 	return strings.TrimPrefix(s[:end], "+")
 }
 
-// decimalOf reads a value as a decimal number, as DECIMAL columns store
-// them: DOUBLE through its shortest text.
-func decimalOf(v change.Value, fc category) (decimal.Decimal, bool) {
+// decimalText reads a value as a plain decimal number ("-12.5", no
+// exponent), as DECIMAL columns store them: DOUBLE through its shortest
+// text.
+func decimalText(v change.Value, fc category) (string, bool) {
 	switch fc {
 	case catInt, catYear:
 		if v.Kind() == change.Uint {
-			return decimal.NewFromUint64(v.Uint()), true
+			return strconv.FormatUint(v.Uint(), 10), true
 		}
-		return decimal.NewFromInt(v.Int()), true
+		return strconv.FormatInt(v.Int(), 10), true
 	case catDecimal:
-		d, err := decimal.NewFromString(string(v.Bytes()))
-		return d, err == nil
+		return string(v.Bytes()), true
 	case catDouble, catFloat:
 		f := v.Float()
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return decimal.Zero, false
+			return "", false
 		}
-		d, err := decimal.NewFromString(strconv.FormatFloat(f, 'g', -1, 64))
-		return d, err == nil
+		return strconv.FormatFloat(f, 'f', -1, 64), true
 	case catText:
-		d, err := decimal.NewFromString(leadingNumber(string(v.Bytes())))
-		return d, err == nil
+		n := leadingNumber(string(v.Bytes()))
+		if strings.ContainsAny(n, "eE") {
+			d, err := decimal.NewFromString(n)
+			if err != nil {
+				return "", false
+			}
+			return d.String(), true
+		}
+		return n, true
 	case catEnum, catSet:
-		return decimal.NewFromUint64(v.Uint()), true
+		return strconv.FormatUint(v.Uint(), 10), true
 	}
-	return decimal.Zero, false
+	return "", false
 }
 
-// decimalValue rounds d to the column's scale (half away from zero) and
-// clips it to its range.
-func decimalValue(d decimal.Decimal, to *tablemap.Column) change.Value {
-	d = d.Round(int32(to.Scale))
-	hi := decimal.New(1, int32(to.Precision-to.Scale)).Sub(decimal.New(1, -int32(to.Scale)))
-	lo := hi.Neg()
-	if to.Unsigned {
-		lo = decimal.Zero
+// decimalValue rounds a plain decimal text to the column's scale (half
+// away from zero) and clips it to the column's range, without big-number
+// arithmetic (a table's rows are converted at each ALTER).
+func decimalValue(txt string, to *tablemap.Column) (change.Value, bool) {
+	neg := strings.HasPrefix(txt, "-")
+	txt = strings.TrimLeft(txt, "+-")
+	ip, fp, _ := strings.Cut(txt, ".")
+	if strings.Trim(ip+fp, "0123456789") != "" {
+		return implicitDefault(to), false
 	}
-	if d.GreaterThan(hi) {
-		d = hi
+	ip = strings.TrimLeft(ip, "0")
+	sc := to.Scale
+	if len(fp) > sc {
+		up := fp[sc] >= '5'
+		fp = fp[:sc]
+		if up {
+			digits, carry := incDigits(ip + fp)
+			if carry {
+				digits = "1" + digits
+			}
+			ip, fp = digits[:len(digits)-sc], digits[len(digits)-sc:]
+		}
 	}
-	if d.LessThan(lo) {
-		d = lo
+	fp += strings.Repeat("0", sc-len(fp))
+	zero := strings.Trim(ip+fp, "0") == ""
+	switch {
+	case neg && to.Unsigned && !zero:
+		ip, fp, neg = "", strings.Repeat("0", sc), false
+	case len(ip) > to.Precision-sc:
+		ip, fp = strings.Repeat("9", to.Precision-sc), strings.Repeat("9", sc)
 	}
-	s := d.StringFixed(int32(to.Scale))
-	if d.IsZero() {
-		s = strings.TrimPrefix(s, "-")
+	if ip == "" {
+		ip = "0"
 	}
-	return change.TextValue(change.Decimal, []byte(s))
+	out := make([]byte, 0, len(ip)+len(fp)+2)
+	if neg && !zero {
+		out = append(out, '-')
+	}
+	out = append(out, ip...)
+	if sc > 0 {
+		out = append(out, '.')
+		out = append(out, fp...)
+	}
+	return change.TextValue(change.Decimal, out), true
 }
 
 func floatOf(v change.Value, fc category) (float64, bool) {
