@@ -27,6 +27,7 @@ type fieldSchema struct {
 	items    *fieldSchema  // array
 	field    string        // the member name inside a struct
 	def      string        // JSON default value, or ""
+	doc      string
 }
 
 func (f *fieldSchema) append(b []byte) []byte {
@@ -59,6 +60,10 @@ func (f *fieldSchema) append(b []byte) []byte {
 	if f.version != 0 {
 		b = append(b, `,"version":`...)
 		b = strconv.AppendInt(b, int64(f.version), 10)
+	}
+	if f.doc != "" {
+		b = append(b, `,"doc":`...)
+		b = appendString(b, f.doc)
 	}
 	if len(f.params) > 0 {
 		b = append(b, `,"parameters":{`...)
@@ -161,10 +166,12 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 			f = logical("struct", "io.debezium.data.geometry.Point")
 			wkb.optional = true
 			f.fields = []fieldSchema{{typ: "double", field: "x"}, {typ: "double", field: "y"}, wkb, srid}
+			f.doc = "Geometry (POINT)"
 			return f
 		}
 		f = logical("struct", "io.debezium.data.geometry.Geometry")
 		f.fields = []fieldSchema{wkb, srid}
+		f.doc = "Geometry"
 	case mysql.MYSQL_TYPE_VECTOR:
 		f = logical("array", "io.debezium.data.FloatVector")
 		f.items = &fieldSchema{typ: "float"}

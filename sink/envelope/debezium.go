@@ -315,7 +315,11 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		b = append(b, `"wkb":`...)
 		b = appendBase64(b, wkb)
 		b = append(b, `,"srid":`...)
-		b = strconv.AppendUint(b, v.Uint(), 10)
+		if v.Uint() == 0 {
+			b = append(b, "null"...) // unset, as Debezium writes it
+		} else {
+			b = strconv.AppendUint(b, v.Uint(), 10)
+		}
 		return append(b, '}')
 	case change.Vector:
 		return appendVector(b, v.Bytes())

@@ -95,3 +95,24 @@ func TestWKT(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsers: the WKB walker and the temporal parsers never panic, and
+// WKT output is bounded by the input.
+func FuzzParsers(f *testing.F) {
+	for _, s := range []string{"0101000000000000000000f03f0000000000000040", "0107000000020000000101000000", "00000000013ff0"} {
+		b, _ := hex.DecodeString(s)
+		f.Add(b)
+	}
+	f.Add([]byte("2024-06-15 12:34:56.123456"))
+	f.Add([]byte("-838:59:59.000001"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, _ := appendWKT(nil, b, 0)
+		if len(out) > 64*len(b)+64 {
+			t.Fatalf("%d bytes of WKT from %d of WKB", len(out), len(b))
+		}
+		wkbPoint(b)
+		parseDatetime(b)
+		parseTime(b)
+		parseDate(b)
+	})
+}
