@@ -245,6 +245,10 @@ func (s *FileSource) open(name string) error {
 	}
 	s.off = 4
 	s.fde, s.checksum, s.inUse, s.lastType, s.posCheck = nil, false, false, 0, false
+	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 0 && s.start.Offset < 4 {
+		return &FileError{Path: s.name, Msg: fmt.Sprintf("the start position %s:%d is inside the file's magic bytes, not the start of an event; the first event starts at 4", s.base, s.start.Offset),
+			Hint: fmt.Sprintf("--start-position %s:4 reads the whole file", s.base)}
+	}
 	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 4 {
 		// Read the FORMAT_DESCRIPTION_EVENT first: it says how to read the rest.
 		ev, err := s.readEvent()

@@ -43,6 +43,9 @@ func TestStartInsideEvent(t *testing.T) {
 		}
 	}
 	t.Logf("%d positions inside %d events", tried, len(evs)-1)
+	if _, errText, code := runCLI(t, nil, "read", "--start-position", filepath.Base(file)+":2", file); code != 1 || !strings.Contains(errText, "the first event starts at 4") {
+		t.Errorf("read from 2: exit %d, stderr %q", code, errText)
+	}
 	// On an event start that is a transaction start it reads.
 	rpRun(t, 0, "read", "--start-position", fmt.Sprintf("%s:%d", filepath.Base(file), evs[2].pos), file)
 
@@ -54,5 +57,4 @@ func TestStartInsideEvent(t *testing.T) {
 	if code != 5 || !strings.Contains(errText, "not the start of an event") || strings.Contains(errText, "purged") {
 		t.Errorf("stream from inside an event: exit %d, stderr:\n%s\nwant exit 5, 'not the start of an event' and no 'purged'", code, errText)
 	}
-	_ = testserver.Options{}
 }
