@@ -56,6 +56,10 @@ func TestVerifyCLI(t *testing.T) {
 	}
 	// Only the selected tables.
 	rpRun(t, 0, "verify", "--source", src.DSN(), "--to", dst.DSN()+"/", "--tables", "rp.prefix", "--tables", "rp.gone")
+	_, errOut = rpRun(t, 1, "verify", "--source", src.DSN(), "--to", "mysql://root:secret@127.0.0.1:1/")
+	if !strings.Contains(errOut, "--to: 127.0.0.1:1") || strings.Contains(errOut, "secret") {
+		t.Errorf("unreachable --to: %s", errOut)
+	}
 	_, errOut = rpRun(t, 2, "verify", "--source", src.DSN())
 	if !strings.Contains(errOut, "--to is required") {
 		t.Errorf("no --to: %s", errOut)
