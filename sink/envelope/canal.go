@@ -9,6 +9,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/internal/jsontext"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -123,8 +124,8 @@ func (cn *canal) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 		b = append(b, `[{`...)
 		n := 0
 		for i := range c.Table.Columns {
-			bv, av := column(c.Before, i), column(c.After, i)
-			if bv.IsAbsent() || av.IsAbsent() || sameValue(bv, av) {
+			bv, ok := changed(c, i)
+			if !ok {
 				continue
 			}
 			if n > 0 {
@@ -254,7 +255,7 @@ func appendCanalValue(b []byte, col *tablemap.Column, v change.Value) []byte {
 		return appendBase64(b, v.Bytes())
 	case change.Vector:
 		b = append(b, '"')
-		b = appendVector(b, v.Bytes())
+		b = jsontext.AppendFloat32s(b, v.Bytes())
 		return append(b, '"')
 	}
 	return appendStringBytes(b, v.Bytes())

@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/jsontext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -322,7 +323,7 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		}
 		return append(b, '}')
 	case change.Vector:
-		return appendVector(b, v.Bytes())
+		return jsontext.AppendFloat32s(b, v.Bytes())
 	}
 	return append(b, "null"...)
 }
@@ -416,15 +417,4 @@ func wkbPoint(wkb []byte) (x, y float64, ok bool) {
 		return 0, 0, false
 	}
 	return math.Float64frombits(bo.Uint64(wkb[5:])), math.Float64frombits(bo.Uint64(wkb[13:])), true
-}
-
-func appendVector(b []byte, raw []byte) []byte {
-	b = append(b, '[')
-	for i := 0; i+4 <= len(raw); i += 4 {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendFloat(b, float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))), 32)
-	}
-	return append(b, ']')
 }

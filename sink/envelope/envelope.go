@@ -19,9 +19,7 @@
 package envelope
 
 import (
-	"encoding/base64"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -214,26 +212,9 @@ func checkFull(format string, c *change.Change, row change.Row) error {
 func appendString(b []byte, s string) []byte      { return jsontext.AppendStringOf(b, s) }
 func appendStringBytes(b []byte, s []byte) []byte { return jsontext.AppendString(b, s) }
 
-func appendBase64(b []byte, src []byte) []byte {
-	b = append(b, '"')
-	b = base64.StdEncoding.AppendEncode(b, src)
-	return append(b, '"')
-}
+func appendBase64(b []byte, src []byte) []byte { return jsontext.AppendBase64(b, src) }
 
-// appendFloat writes the shortest decimal that round-trips at the given
-// width (as encoding/json does); NaN and infinities, which MySQL cannot
-// store, become null.
-func appendFloat(b []byte, f float64, bits int) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	return strconv.AppendFloat(b, f, format, -1, bits)
-}
+func appendFloat(b []byte, f float64, bits int) []byte { return jsontext.AppendFloat(b, f, bits) }
 
 // appendNumberText writes DECIMAL text as a JSON number (it already is
 // one: optional '-', digits, optional '.' and digits).

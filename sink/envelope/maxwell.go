@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/jsontext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -138,8 +139,8 @@ func (m *maxwell) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 		b = append(b, `,"old":{`...)
 		n := 0
 		for i := range c.Table.Columns {
-			bv, av := column(c.Before, i), column(c.After, i)
-			if bv.IsAbsent() || av.IsAbsent() || sameValue(bv, av) {
+			bv, ok := changed(c, i)
+			if !ok {
 				continue
 			}
 			if n > 0 {
@@ -173,6 +174,13 @@ func keyValue(c *change.Change, col int) change.Value {
 		v = column(c.Before, col)
 	}
 	return v
+}
+
+// changed returns the value before an update of a column that both
+// images carry and the update changed.
+func changed(c *change.Change, i int) (change.Value, bool) {
+	bv, av := column(c.Before, i), column(c.After, i)
+	return bv, !bv.IsAbsent() && !av.IsAbsent() && !sameValue(bv, av)
 }
 
 func sameValue(a, b change.Value) bool {
@@ -229,7 +237,7 @@ func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())
 	case change.Set:
-		return appendSetArray(b, v.Bytes())
+		return jsontext.AppendLabels(b, v.Bytes())
 	case change.JSON:
 		if len(v.Bytes()) == 0 {
 			return append(b, "null"...)
@@ -240,24 +248,7 @@ func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []
 		b, _ = appendWKT(b, v.Bytes(), 0)
 		return append(b, '"')
 	case change.Vector:
-		return appendVector(b, v.Bytes())
+		return jsontext.AppendFloat32s(b, v.Bytes())
 	}
 	return append(b, "null"...)
-}
-
-func appendSetArray(b []byte, s []byte) []byte {
-	b = append(b, '[')
-	if len(s) > 0 {
-		start := 0
-		for i := 0; i <= len(s); i++ {
-			if i == len(s) || s[i] == ',' {
-				if start > 0 {
-					b = append(b, ',')
-				}
-				b = appendStringBytes(b, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(b, ']')
 }

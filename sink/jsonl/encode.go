@@ -1,9 +1,6 @@
 package jsonl
 
 import (
-	"encoding/base64"
-	"encoding/binary"
-	"math"
 	"strconv"
 	"time"
 
@@ -175,21 +172,7 @@ func appendValue(b []byte, v change.Value) []byte {
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())
 	case change.Set:
-		b = append(b, '[')
-		s := v.Bytes()
-		if len(s) > 0 {
-			start := 0
-			for i := 0; i <= len(s); i++ {
-				if i == len(s) || s[i] == ',' {
-					if start > 0 {
-						b = append(b, ',')
-					}
-					b = appendStringBytes(b, s[start:i])
-					start = i + 1
-				}
-			}
-		}
-		return append(b, ']')
+		return jsontext.AppendLabels(b, v.Bytes())
 	case change.JSON:
 		if len(v.Bytes()) == 0 {
 			return append(b, "null"...)
@@ -202,51 +185,14 @@ func appendValue(b []byte, v change.Value) []byte {
 		b = appendBase64(b, v.Bytes())
 		return append(b, '}')
 	case change.Vector:
-		raw := v.Bytes()
-		b = append(b, '[')
-		for i := 0; i+4 <= len(raw); i += 4 {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			f := math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))
-			b = appendFloat(b, float64(f), 32)
-		}
-		return append(b, ']')
+		return jsontext.AppendFloat32s(b, v.Bytes())
 	}
 	return append(b, "null"...)
 }
 
-// appendFloat writes the shortest decimal that round-trips at the given
-// width, in the same notation as encoding/json. NaN and infinities cannot
-// come from MySQL; they become null rather than invalid JSON.
-func appendFloat(b []byte, f float64, bits int) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	abs := math.Abs(f)
-	fmt := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			fmt = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, fmt, -1, bits)
-	if fmt == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
+func appendFloat(b []byte, f float64, bits int) []byte { return jsontext.AppendFloat(b, f, bits) }
 
-func appendBase64(b []byte, src []byte) []byte {
-	b = append(b, '"')
-	b = base64.StdEncoding.AppendEncode(b, src)
-	return append(b, '"')
-}
+func appendBase64(b []byte, src []byte) []byte { return jsontext.AppendBase64(b, src) }
 
 func appendString(b []byte, s string) []byte { return jsontext.AppendStringOf(b, s) }
 
