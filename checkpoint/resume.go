@@ -136,6 +136,24 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 			Note: fmt.Sprintf("the server no longer has %s, but lost nothing after the checkpoint: its oldest binlog %s starts at GTID state %s, which is the checkpoint's %s",
 				cp.File, oldest, start, want)}, nil
 	}
+	// By GTID, the server starts every domain the position does not name
+	// from its beginning: only a position naming them all will do (a
+	// checkpoint of an older binlogcdc, or the last GTID kept by a replay
+	// target or in Kafka, may name only the domains it saw).
+	var missing []string
+	for k := range ParseMariaState(state) {
+		if _, ok := want[k[0]]; !ok {
+			missing = append(missing, fmt.Sprint(k[0]))
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return Plan{}, &binlog.PreflightError{
+			Problem: fmt.Sprintf("the checkpoint in %s (%s:%d, saved against %s) is not a position in this server's (%s) binlog, and its GTID position %s lacks the server's GTID domain(s) %s: it cannot resume by GTID",
+				r.path, cp.File, cp.Offset, orUnknown(cp.Server), r.addr, want, strings.Join(slices.Compact(missing), ", ")),
+			Hint: "start with --start-gtid and the full GTID position of the last transaction the output has (one GTID per domain), after moving the checkpoint away",
+		}
+	}
 	var note string
 	if r.has {
 		note = fmt.Sprintf("the checkpoint's %s:%d (saved against %s) is not where its last transaction %s ends in this server's binlog (the binlog was reset, or this is another server of the same replication history)",

@@ -159,3 +159,18 @@ func TestResume(t *testing.T) {
 		}
 	}
 }
+
+// A GTID position that lacks some of the server's domains cannot resume
+// by GTID: the server would start those domains from the beginning.
+func TestResumeByGTIDNeedsEveryDomain(t *testing.T) {
+	srv := &fakeServer{flavor: "mariadb", files: []string{"c-bin.000001"}, at: map[string]string{"c-bin.000001:4": ""}, state: "0-1-22,1-1-5,0-2-30"}
+	cp := &Checkpoint{File: "mysql-bin.000006", Offset: 1234, LastGTID: "0-1-22"}
+	_, err := Resume(context.Background(), srv, cp, "cp.json", "c:3306")
+	if err == nil || !strings.Contains(err.Error(), "lacks the server's GTID domain(s) 1") {
+		t.Errorf("Resume = %v", err)
+	}
+	cp.GTIDSet = "0-1-22,1-1-5"
+	if p, err := Resume(context.Background(), srv, cp, "cp.json", "c:3306"); err != nil || p.GTIDSet != "0-1-22,1-1-5" {
+		t.Errorf("Resume = %+v, %v", p, err)
+	}
+}

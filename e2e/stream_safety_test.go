@@ -411,3 +411,58 @@ func TestStreamOutputFull(t *testing.T) {
 	stSameOutput(t, "-o after a full disk and a restart", got, stRead(t, srv))
 	stCheckCPAtEnd(t, srv, cp, g, srv.Addr())
 }
+
+// TestReplayStreamForeignSource: stream --to resumes from the target's
+// checkpoint only on the source it belongs to: with another source, which
+// has a binlog of that name, it stops with exit 5 before applying
+// anything (it used to resume at that position in the other server's
+// binlog).
+func TestReplayStreamForeignSource(t *testing.T) {
+	t.Parallel()
+	a := testserver.Start(t, testserver.Options{})
+	// Another server (server_id 7): its GTIDs are 0-7-N. (Two servers
+	// with one server_id and domain log the same GTIDs for different
+	// transactions: then only the binlog positions can tell them apart.)
+	b := testserver.Start(t, testserver.Options{ExtraArgs: []string{"--server-id=7"}})
+	dst := testserver.Start(t, testserver.Options{})
+	for _, srv := range []*testserver.Server{a, b} {
+		srv.Exec(t, "CREATE DATABASE fs", "CREATE TABLE fs.t (id INT PRIMARY KEY, who VARCHAR(10))")
+	}
+	for i := 1; i <= 5; i++ {
+		a.Exec(t, fmt.Sprintf("INSERT INTO fs.t VALUES (%d, 'a')", i))
+	}
+	// B's first transactions have the sizes of A's: A's end is an event
+	// boundary in B's binlog.000001, before B's transactions 6 to 10.
+	for i := 1; i <= 10; i++ {
+		b.Exec(t, fmt.Sprintf("INSERT INTO fs.t VALUES (%d, 'b')", i))
+	}
+	dir := t.TempDir()
+	r := stStart(t, dir, "a", nil, "--source", a.DSN(), "--from", "earliest", "--to", dst.DSN()+"/", "--group-time", "20ms")
+	stPoll(t, time.Minute, r, "the target to catch up", func() bool {
+		if len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'")) == 0 {
+			return false
+		}
+		rows := dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
+		return len(rows) == 1 && *rows[0][0] == rpMasterPos(t, a)
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, r.errText())
+	}
+	before := rpSnapshot(t, dst)
+	cpBefore := rpCheckpoint(t, dst)
+	r = stStart(t, dir, "b", nil, "--source", b.DSN(), "--to", dst.DSN()+"/")
+	if code := r.wait(time.Minute); code != 5 {
+		t.Errorf("exit code %d, want 5; stderr:\n%s", code, r.errText())
+	}
+	stderr := r.errText()
+	for _, w := range []string{`the checkpoint in the target's binlogcdc.checkpoint (replica "default")`, "does not belong to this server (" + b.Addr() + ")"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	rpSame(t, "the target after the refused run", rpSnapshot(t, dst), before)
+	if got := rpCheckpoint(t, dst); got != cpBefore {
+		t.Errorf("the target's checkpoint moved: %s, was %s", got, cpBefore)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
 	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
@@ -213,6 +214,7 @@ type replayRun struct {
 	text    *sqltext.Sink
 	flash   *sqltext.Flashback
 	resume  change.Position // the target's checkpoint, if any
+	gtid    string          // the GTID of its last transaction
 	started time.Time
 }
 
@@ -242,7 +244,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 		return nil, err
 	}
 	if cp, ok := r.target.Checkpoint(); ok {
-		r.resume = cp.Next
+		r.resume, r.gtid = cp.Next, cp.GTID
 	}
 	return r, nil
 }
@@ -286,24 +288,14 @@ func (r *replayRun) summary(w io.Writer) {
 	}
 }
 
-// streamStart returns where stream resumes: the target's checkpoint
-// (checked to be still on the source), or nothing.
-func (r *replayRun) streamStart(ctx context.Context, cfg binlog.LiveConfig, logf func(string, ...any)) (change.Position, error) {
+// streamResume returns the target's checkpoint, for stream to check
+// against the source and resume from (nil: none), and what to call it.
+func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 	if r == nil || r.resume.File == "" {
-		return change.Position{}, nil
+		return nil, ""
 	}
-	ok, err := binlog.BinlogExists(ctx, cfg, r.resume.File)
-	if err != nil {
-		return change.Position{}, err
-	}
-	if !ok {
-		return change.Position{}, &binlog.PreflightError{
-			Problem: fmt.Sprintf("the target's checkpoint (replica %q) resumes at %s:%d, but the source no longer has %s", r.o.ReplicaName, r.resume.File, r.resume.Offset, r.resume.File),
-			Hint:    "it was purged: the changes since the checkpoint are gone from the source. Rebuild the target from a fresh snapshot, or use another --replica-name",
-		}
-	}
-	logf("resuming at %s:%d (the target's checkpoint for replica %q)", r.resume.File, r.resume.Offset, r.o.ReplicaName)
-	return r.resume, nil
+	return &checkpoint.Checkpoint{File: r.resume.File, Offset: r.resume.Offset, LastGTID: r.gtid},
+		fmt.Sprintf("the target's binlogcdc.checkpoint (replica %q)", r.o.ReplicaName)
 }
 
 // streamSink returns stream's sink. A target without a checkpoint gets

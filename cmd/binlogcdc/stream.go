@@ -209,10 +209,6 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if err != nil {
 		return err
 	}
-	replayStart, err := rp.streamStart(ctx, cfg, logf)
-	if err != nil {
-		return err
-	}
 	// --to kafka://… (kafka.go): with --kafka-exactly-once the resume point
 	// kept in Kafka wins over the start flags.
 	enc, err := o.Replay.Envelope.encoder(o.Replay.Format, o.Kafka.sinkTopicPrefix()) // formats.go
@@ -239,6 +235,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 	var start change.Position
 	gtid := ""
+	targetCP, targetWhere := rp.streamResume()
 	var cp, resumed *checkpoint.Checkpoint
 	if o.Checkpoint != "" {
 		if cp, err = checkpoint.Load(o.Checkpoint); err != nil {
@@ -246,8 +243,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 	}
 	switch {
-	case replayStart.File != "": // replay.go: the target's checkpoint
-		start = replayStart
+	case targetCP != nil: // replay.go: the target's checkpoint
+		if start, gtid, err = resumeFrom(ctx, hist, targetCP, targetWhere, saver.Server, logf); err != nil {
+			return err
+		}
 	case kcp != nil: // kafka.go: the resume point kept in Kafka
 		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", saver.Server, logf); err != nil {
 			return err
@@ -362,9 +361,9 @@ func resumeFrom(ctx context.Context, hist *binlog.History, cp *checkpoint.Checkp
 		logf("the checkpoint was saved against %s; it holds on this server (%s) too", cp.Server, addr)
 	}
 	if plan.Pos.File != "" {
-		logf("resuming from checkpoint %s at %s:%d", where, plan.Pos.File, plan.Pos.Offset)
+		logf("resuming at %s:%d (the checkpoint in %s)", plan.Pos.File, plan.Pos.Offset, where)
 	} else {
-		logf("resuming from checkpoint %s after GTID position %s", where, plan.GTIDSet)
+		logf("resuming after GTID position %s (the checkpoint in %s)", plan.GTIDSet, where)
 	}
 	return plan.Pos, plan.GTIDSet, nil
 }
