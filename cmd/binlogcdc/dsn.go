@@ -34,7 +34,7 @@ func (o *ConnOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.SSLCA, "ssl-ca", "", "CA certificate `FILE` (PEM) for verify-ca / verify-identity")
 	f.StringVar(&o.SSLCert, "ssl-cert", "", "client certificate `FILE` (PEM)")
 	f.StringVar(&o.SSLKey, "ssl-key", "", "client key `FILE` (PEM)")
-	f.Uint32Var(&o.ServerID, "server-id", 0, "replica server_id to use (default: derived from the host name and checkpoint, in 1073741824..2147483647)")
+	f.Uint32Var(&o.ServerID, "server-id", 0, "replica server_id to use (default: derived from the host name, the source and the checkpoint path, --to target or process, in 1073741824..2147483647)")
 }
 
 // liveConfig builds the connection settings. seed makes the default

@@ -75,7 +75,14 @@ Start point, first that applies: the --checkpoint file when it exists,
 Delivery: at-least-once. A transaction's lines are written and flushed
 before its checkpoint is saved; if the process dies between the two, that
 transaction is printed again after a restart. Deduplicate on
-(pos.file, pos.offset, pos.row), or on gtid.
+(pos.file, pos.offset, pos.row), or on gtid. With -o FILE, the checkpoint
+also records FILE's size, and a restart cuts FILE back to it first: FILE
+holds whole transactions, each once.
+
+A checkpoint is used only on the server history it belongs to (checked on
+its GTIDs and binlog position; after a failover, a replica that logged its
+GTIDs resumes it by GTID) and by one process at a time (FILE.lock). A
+failure to write the checkpoint or -o stops the stream (exit 1).
 
 The server needs binlog_format=ROW and binlog_row_metadata=FULL, and the
 user REPLICATION SLAVE plus REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
