@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,20 +77,7 @@ func TestGoldenFormats(t *testing.T) {
 				for _, l := range lines {
 					v.check(t, l)
 				}
-				golden := strings.TrimSuffix(bl, ".binlog") + "." + v.name + ".jsonl"
-				if *update {
-					if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if !bytes.Equal(out.Bytes(), want) {
-					t.Errorf("output differs from %s (run with -update after checking the diff):\n got: %s\nwant: %s", golden, out.String(), want)
-				}
+				checkGolden(t, strings.TrimSuffix(bl, ".binlog")+"."+v.name+".jsonl", out.Bytes())
 			})
 		}
 	}

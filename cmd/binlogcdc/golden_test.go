@@ -32,21 +32,26 @@ func TestGolden(t *testing.T) {
 			if code := run([]string{"read", "--ddl", bl}, &out, &errb); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
-			golden := strings.TrimSuffix(bl, ".binlog") + ".jsonl"
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Errorf("output differs from %s (run with -update after checking the diff):\n got: %s\nwant: %s", golden, out.String(), want)
-			}
+			checkGolden(t, strings.TrimSuffix(bl, ".binlog")+".jsonl", out.Bytes())
 		})
+	}
+}
+
+// checkGolden compares got with the golden file (-update rewrites it).
+func checkGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run with -update after checking the diff):\n got: %s\nwant: %s", golden, got, want)
 	}
 }
 
