@@ -30,19 +30,30 @@ var binaryTypes = map[string]bool{"binary": true, "varbinary": true, "tinyblob":
 	"longblob": true, "inet4": true, "inet6": true, "uuid": true, "geometry": true, "point": true, "linestring": true,
 	"polygon": true, "multipoint": true, "multilinestring": true, "multipolygon": true, "geometrycollection": true}
 
-// exact is a column's exact text: HEX of the bytes (strings, binary,
-// temporal text, ENUM/SET labels) or of the integer; the decimal text of
+// stringTypes hold strings of any length: exact hashes their bytes.
+var stringTypes = map[string]bool{"char": true, "varchar": true, "tinytext": true, "text": true, "mediumtext": true,
+	"longtext": true, "binary": true, "varbinary": true, "tinyblob": true, "blob": true, "mediumblob": true,
+	"longblob": true, "json": true, "enum": true, "set": true, "geometry": true, "point": true, "linestring": true,
+	"polygon": true, "multipoint": true, "multilinestring": true, "multipolygon": true, "geometrycollection": true,
+	"vector": true}
+
+// exact is a column's exact text, short enough to concatenate: the MD5
+// of a string's bytes (its HEX could pass max_allowed_packet, and a
+// function whose result does returns NULL); HEX of an integer, a
+// temporal value's text, a UUID's or address's bytes; the decimal text of
 // DECIMAL and DOUBLE (HEX would round them to integers: DOUBLE's text is
 // the shortest that reads back exactly), of FLOAT through DOUBLE (a
 // FLOAT's own text has 6 digits: 1.0000001 and 1.0000002 both print 1);
-// 'N' for NULL, which no HEX or number gives.
+// 'N' for NULL, which none of these gives.
 func exact(c column) string {
 	ref := quote(c.name)
-	switch c.dataType {
-	case "float":
+	switch {
+	case c.dataType == "float":
 		return "IFNULL(CAST(CAST(" + ref + " AS DOUBLE) AS CHAR), 'N')"
-	case "decimal", "double":
+	case c.dataType == "decimal" || c.dataType == "double":
 		return "IFNULL(CAST(" + ref + " AS CHAR), 'N')"
+	case stringTypes[c.dataType]:
+		return "IFNULL(MD5(" + ref + "), 'N')"
 	}
 	return "IFNULL(HEX(" + ref + "), 'N')"
 }

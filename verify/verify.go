@@ -4,8 +4,7 @@
 // For each table it compares the columns, then CHECKSUM TABLE and the row
 // counts; equal checksums and counts end the table's check. Otherwise it
 // compares aggregates of per-row hashes computed on the servers: the
-// MD5 of every column's exact text (HEX of strings and integers, the
-// decimal text of DECIMAL, FLOAT and DOUBLE, NULL marked apart), folded
+// MD5 of every column's exact text (see exact), folded
 // into a count, a 64-bit XOR and a sum. Tables whose primary key starts
 // with an integer column have that column's range split 16 ways (each
 // differing part again) down to parts of a few hundred rows, whose keys
