@@ -83,6 +83,37 @@ func ParseTableName(s string) (db, table string, err error) {
 	return db, table, err
 }
 
+// ParseColumnNames reads a comma-separated list of db.table.column names,
+// any part backquoted (`d.b`.t.`c,1`).
+func ParseColumnNames(list string) ([][3]string, error) {
+	var out [][3]string
+	rest := strings.TrimSpace(list)
+	for rest != "" {
+		var n [3]string
+		var err error
+		for i := range n {
+			if i > 0 {
+				if rest == "" || rest[0] != '.' {
+					return nil, fmt.Errorf("%q: want db.table.column (backquote a name that holds a dot or a comma)", list)
+				}
+				rest = rest[1:]
+			}
+			if n[i], rest, _, err = namePartUntil(rest, ".,`"); err != nil {
+				return nil, fmt.Errorf("%q: %v", list, err)
+			}
+		}
+		out = append(out, n)
+		rest = strings.TrimSpace(rest)
+		if rest != "" {
+			if rest[0] != ',' {
+				return nil, fmt.Errorf("%q: unexpected %q after a column name (backquote a name that holds a dot or a comma)", list, rest)
+			}
+			rest = strings.TrimSpace(rest[1:])
+		}
+	}
+	return out, nil
+}
+
 // QuoteName writes db.table the way ParseTableName and NewFilter read it
 // back literally: both parts backquoted.
 func QuoteName(db, table string) string {
@@ -113,11 +144,17 @@ func splitName(s string) (db, table string, dbq, tq bool, err error) {
 // namePart reads an unquoted name up to the next dot, or a backquoted one
 // (“ is a backquote inside it).
 func namePart(s string) (name, rest string, quoted bool, err error) {
+	return namePartUntil(s, ".`")
+}
+
+// namePartUntil is namePart where an unquoted name ends at any of stop
+// (which holds "`").
+func namePartUntil(s, stop string) (name, rest string, quoted bool, err error) {
 	if s == "" {
 		return "", "", false, fmt.Errorf("want db.table, e.g. shop.orders or shop.*: a name is empty")
 	}
 	if s[0] != '`' {
-		end := strings.IndexAny(s, ".`")
+		end := strings.IndexAny(s, stop)
 		if end < 0 {
 			end = len(s)
 		}

@@ -70,3 +70,15 @@ func TestFilter(t *testing.T) {
 		t.Errorf("Unmatched: %v", u)
 	}
 }
+
+func TestParseColumnNames(t *testing.T) {
+	got, err := ParseColumnNames("shop.orders.total, `d.b`.`x``y`.`c,1`,a.b.c")
+	if err != nil || len(got) != 3 || got[0] != [3]string{"shop", "orders", "total"} || got[1] != [3]string{"d.b", "x`y", "c,1"} || got[2] != [3]string{"a", "b", "c"} {
+		t.Errorf("%q %v", got, err)
+	}
+	for _, bad := range []string{"shop.orders", "a.b.c.d", "a.b.`c", ".b.c"} {
+		if _, err := ParseColumnNames(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

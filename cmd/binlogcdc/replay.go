@@ -45,7 +45,8 @@ type ReplayOptions struct {
 	Accounts       bool
 	OmitColumns    []string
 
-	ddl    string // --ddl: "", "apply" or "skip" (set through ddlFlag)
+	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
+	omit   map[string]bool // --omit-columns, as sqltext.Options.Omit wants it
 	policy mysqlsink.Policy
 }
 
@@ -153,6 +154,18 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	if !o.enabled() && f.Changed("keep-dropped") {
 		return bad("--keep-dropped needs --to or --format sql", "--to mysql://user@backup-host:3306/")
 	}
+	for _, list := range o.OmitColumns {
+		names, err := pipeline.ParseColumnNames(list)
+		if err != nil {
+			return bad("--omit-columns "+err.Error(), "--omit-columns shop.orders.total_gen,'`my.db`.`t`.c'")
+		}
+		for _, n := range names {
+			if o.omit == nil {
+				o.omit = map[string]bool{}
+			}
+			o.omit[strings.ToLower(n[0]+"."+n[1]+"."+n[2])] = true
+		}
+	}
 	var err error
 	if o.policy, err = mysqlsink.ParsePolicy(o.OnConflict); err != nil {
 		return bad("--on-conflict: "+err.Error(), "--on-conflict skip")
@@ -253,14 +266,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
 	opts := sqltext.Options{KeepDropped: r.o.KeepDropped, FlushEachCommit: stream, Logf: r.logf,
 		FireTriggers: r.o.FireTriggers, ForeignKeys: true, Accounts: r.o.Accounts}
-	for _, list := range r.o.OmitColumns {
-		for _, c := range strings.Split(list, ",") {
-			if opts.Omit == nil {
-				opts.Omit = map[string]bool{}
-			}
-			opts.Omit[strings.ToLower(strings.TrimSpace(c))] = true
-		}
-	}
+	opts.Omit = r.o.omit
 	switch {
 	case r.target != nil:
 		return r.target, nil
