@@ -141,6 +141,11 @@ var alterCases = []alterCase{
 		"DROP INDEX iv ON index_ddl",
 		"ALTER TABLE index_ddl MODIFY v VARCHAR(1) NOT NULL",
 	}},
+	{name: "compressed", setup: []string{
+		"CREATE TABLE compressed (id INT PRIMARY KEY, v VARCHAR(100) COMPRESSED, b BLOB COMPRESSED, t TEXT)",
+		"INSERT INTO compressed VALUES (1, REPEAT('abc', 16), REPEAT(X'00FF', 500), 'x'), (2, 'short', NULL, REPEAT('long ', 100))",
+		"ALTER TABLE compressed MODIFY v VARCHAR(50) COMPRESSED, MODIFY t TEXT COMPRESSED, ADD COLUMN w VARCHAR(10) COMPRESSED DEFAULT 'w'",
+	}},
 	{name: "convert_to_wider", setup: []string{
 		"CREATE TABLE convert_to_wider (id INT PRIMARY KEY, t TEXT, tt TINYTEXT, c CHAR(3), e ENUM('a','b')) DEFAULT CHARSET = latin1",
 		"INSERT INTO convert_to_wider VALUES (1, 'café', 'ß', 'àb', 'a'), (2, REPEAT('x', 300), NULL, NULL, 'b')",

@@ -272,7 +272,10 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 		case t.Is("INVISIBLE"):
 			c.Visible = false
 		case t.Is("COMPRESSED"):
-			return nil, fmt.Errorf("COMPRESSED columns are not derived from DDL")
+			c.Compressed = true
+			if i+2 < len(def) && def[i+1].IsPunct('=') { // COMPRESSED=zlib
+				i += 2
+			}
 		case t.Is("AS") || t.Is("GENERATED"):
 			return nil, fmt.Errorf("generated columns are not derived from DDL")
 		case t.Is("DEFAULT"), t.Is("COMMENT"), t.Is("ON"), t.Is("CHECK"), t.Is("REFERENCES"):
