@@ -58,16 +58,17 @@ func exact(c column) string {
 	return "IFNULL(HEX(" + ref + "), 'N')"
 }
 
-// shown is a column's value for the report.
+// shown is a column's value for the report; long values are cut after
+// 64 characters (32 bytes) and marked with "…".
 func shown(c column) string {
 	ref := quote(c.name)
 	switch {
 	case textTypes[c.dataType] || intTypes[c.dataType] || c.dataType == "year" || c.dataType == "bit":
 		return "IFNULL(CAST(" + ref + "+0 AS CHAR), 'NULL')"
 	case binaryTypes[c.dataType]:
-		return "IFNULL(CONCAT('0x', HEX(" + ref + ")), 'NULL')"
+		return "IFNULL(CONCAT('0x', HEX(LEFT(" + ref + ", 32)), IF(LENGTH(" + ref + ") > 32, '…', '')), 'NULL')"
 	}
-	return "QUOTE(" + ref + ")"
+	return "IF(CHAR_LENGTH(" + ref + ") > 64, CONCAT(QUOTE(LEFT(" + ref + ", 64)), '…'), QUOTE(" + ref + "))"
 }
 
 func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {

@@ -24,6 +24,7 @@ var schema = []string{
 	`CREATE TABLE hist (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING`,
 	`CREATE TABLE neg (id INT PRIMARY KEY, v INT)`,
 	`CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB, t LONGTEXT)`,
+	`CREATE TABLE bigkeyless (b LONGBLOB, t LONGTEXT)`,
 	`CREATE TABLE hist2 (id INT, v INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START INVISIBLE,
 		e TIMESTAMP(6) GENERATED ALWAYS AS ROW END INVISIBLE, PERIOD FOR SYSTEM_TIME(s, e)) WITH SYSTEM VERSIONING`,
 }
@@ -42,8 +43,9 @@ var data = []string{
 	`DELETE FROM hist WHERE id = 20`,
 	`INSERT INTO neg SELECT -seq, seq FROM seq_1_to_50`,
 	`INSERT INTO hist2 SELECT seq % 5, seq FROM seq_1_to_10`,
-	// Values whose HEX() would pass max_allowed_packet (16M here).
-	`INSERT INTO big VALUES (1, REPEAT('ab', 5000000), REPEAT('é', 5000000)), (2, REPEAT('ab', 5000000), REPEAT('é', 5000000))`,
+	// Values whose HEX() would pass max_allowed_packet (2M here).
+	`INSERT INTO big VALUES (1, REPEAT('ab', 600000), REPEAT('é', 600000)), (2, REPEAT('ab', 600000), REPEAT('é', 600000))`,
+	`INSERT INTO bigkeyless SELECT b, t FROM big`,
 	`UPDATE hist2 SET v = v * 2 WHERE id = 1`,
 	`UPDATE ints SET f = 1.0000001, t = '2024-01-01 00:00:00.5', tm = '-00:00:00.25' WHERE id IN (17, 19)`,
 }
@@ -51,9 +53,9 @@ var data = []string{
 // pair starts two servers holding the same tables and rows (the UUIDs and
 // the history's timestamps copied from the first).
 func pair(t *testing.T) (src, dst *testserver.Server) {
-	// MariaDB's default max_allowed_packet: big's values fit, their HEX
+	// A small max_allowed_packet: big's values fit, their HEX
 	// would not.
-	opts := testserver.Options{ExtraArgs: []string{"--max-allowed-packet=16M"}}
+	opts := testserver.Options{ExtraArgs: []string{"--max-allowed-packet=2M"}}
 	src = testserver.Start(t, opts)
 	dst = testserver.Start(t, opts)
 	src.Exec(t, schema...)
@@ -99,7 +101,7 @@ func TestVerify(t *testing.T) {
 		"INSERT INTO binlogcdc.checkpoint VALUES ('skipped')")
 
 	rep, out := run(t, src, dst, verify.Options{})
-	if len(rep.Differing()) != 0 || len(rep.Tables) != 8 {
+	if len(rep.Differing()) != 0 || len(rep.Tables) != 9 {
 		t.Fatalf("equal servers:\n%s", out)
 	}
 	if !strings.Contains(out, "ok      `v`.`hist` (with history): 25 rows equal") {
@@ -108,7 +110,7 @@ func TestVerify(t *testing.T) {
 	t.Logf("equal:\n%s", out)
 	// The row hashes agree too (every type's text is the same on both).
 	rep, out = run(t, src, dst, verify.Options{HashRows: true})
-	if len(rep.Differing()) != 0 || strings.Count(out, "(row hashes)") != 8 {
+	if len(rep.Differing()) != 0 || strings.Count(out, "(row hashes)") != 9 {
 		t.Fatalf("equal servers, row hashes:\n%s", out)
 	}
 
@@ -129,8 +131,9 @@ func TestVerify(t *testing.T) {
 		"UPDATE hist SET v = 0 WHERE id = 1",
 		"UPDATE neg SET v = 0 WHERE id = -25",
 		"DELETE FROM hist2 WHERE id = 2 AND v = 7",
-		"UPDATE big SET b = INSERT(b, 5000000, 1, 'x') WHERE id = 1",
-		"UPDATE big SET t = INSERT(t, 4000000, 1, 'e') WHERE id = 2")
+		"UPDATE big SET b = INSERT(b, 600000, 1, 'x') WHERE id = 1",
+		"UPDATE big SET t = INSERT(t, 500000, 1, 'e') WHERE id = 2",
+		"UPDATE bigkeyless SET t = CONCAT(t, 'x') LIMIT 1")
 	rep, out = run(t, src, dst, verify.Options{})
 	t.Logf("differing:\n%s", out)
 	want := map[string][]string{
@@ -142,6 +145,8 @@ func TestVerify(t *testing.T) {
 		"neg":   {"changed `id`=-25"},
 		"hist2": {"missing (2, 7, '", "extra   (2, 7, '"},
 		"big":   {"changed `id`=1", "changed `id`=2"},
+		"bigkeyless": {"missing (0x6162616261626162616261626162616261626162616261626162616261626162…, 'éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé'…)",
+			"extra   (0x6162616261626162616261626162616261626162616261626162616261626162…, 'éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé'…)"},
 	}
 	if len(rep.Differing()) != len(want) {
 		t.Errorf("%d tables differ, want %d", len(rep.Differing()), len(want))
@@ -153,7 +158,7 @@ func TestVerify(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, "8 of 8 tables differ") {
+	if !strings.Contains(out, "9 of 9 tables differ") {
 		t.Errorf("no total line")
 	}
 }
