@@ -79,6 +79,7 @@ var alterCases = []alterCase{
 		"column `n` was added by the ALTER TABLE at",
 		"with a DEFAULT expression binlogcdc cannot evaluate",
 		"(2 row",
+		"among them the row `id`=1, the row `id`=2",
 	}, setup: []string{
 		"CREATE TABLE approx_reported (id INT PRIMARY KEY, y INT, s VARCHAR(20))",
 		"INSERT INTO approx_reported VALUES (1, 9, '2024-2-9 1:2:3'), (2, NULL, '20240101')",

@@ -106,11 +106,19 @@ func (r *Result) addNotes(cv *converter) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		nc := cv.notes[k]
+		eg := ""
+		if len(nc.examples) > 0 {
+			eg = "; among them the row " + strings.Join(nc.examples, ", the row ")
+		}
+		plural := "s"
+		if nc.n == 1 {
+			plural = ""
+		}
 		if nc.first.File == "" { // rows converted at an ALTER (the SQL output)
-			r.Notes = append(r.Notes, fmt.Sprintf("%s (%d rows)", k, nc.n))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s (%d row%s%s)", k, nc.n, plural, eg))
 			continue
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d row images, the first written at %s:%d)", k, nc.n, nc.first.File, nc.first.Offset))
+		r.Notes = append(r.Notes, fmt.Sprintf("%s (%d row image%s, the first written at %s:%d%s)", k, nc.n, plural, nc.first.File, nc.first.Offset, eg))
 	}
 }
 

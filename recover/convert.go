@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -30,13 +31,15 @@ type converter struct {
 	// warnings are notes about no particular row.
 	warnings []string
 	at       change.Position // the change being converted
+	rowNotes []*noteCount    // the notes of the row being converted
 }
 
-// noteCount is how many row images a note concerns, and where the first
-// was written.
+// noteCount is how many row images a note concerns, where the first was
+// written, and the keys of the first few.
 type noteCount struct {
-	n     uint64
-	first change.Position
+	n        uint64
+	first    change.Position
+	examples []string
 }
 
 // warn records a note that concerns no particular row.
@@ -53,6 +56,67 @@ func (cv *converter) note(s string) {
 		cv.notes[s] = nc
 	}
 	nc.n++
+	if len(nc.examples) < 3 && !slices.Contains(cv.rowNotes, nc) {
+		cv.rowNotes = append(cv.rowNotes, nc)
+	}
+}
+
+// noteKeys gives the notes of the row just converted its key.
+func (cv *converter) noteKeys(t *tablemap.Table, row change.Row) {
+	if len(cv.rowNotes) == 0 {
+		return
+	}
+	k := keyText(t, row)
+	for _, nc := range cv.rowNotes {
+		if !slices.Contains(nc.examples, k) {
+			nc.examples = append(nc.examples, k)
+		}
+	}
+	cv.rowNotes = cv.rowNotes[:0]
+}
+
+// keyText names a row for messages: its primary key, or its first
+// columns.
+func keyText(t *tablemap.Table, row change.Row) string {
+	idx := t.PrimaryKey
+	if len(idx) == 0 {
+		for i := 0; i < len(t.Columns) && i < 2; i++ {
+			idx = append(idx, i)
+		}
+	}
+	var parts []string
+	for _, i := range idx {
+		if i < len(row) && i < len(t.Columns) {
+			parts = append(parts, tablemap.QuoteIdent(t.Columns[i].Name)+"="+valueText(row[i]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func valueText(v change.Value) string {
+	switch v.Kind() {
+	case change.Absent:
+		return "?"
+	case change.Null:
+		return "NULL"
+	case change.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case change.Uint:
+		return strconv.FormatUint(v.Uint(), 10)
+	case change.Float32, change.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case change.Bytes:
+		b := v.Bytes()
+		if len(b) > 16 {
+			return fmt.Sprintf("X'%X…'", b[:16])
+		}
+		return fmt.Sprintf("X'%X'", b)
+	}
+	t := string(v.Bytes())
+	if r := []rune(t); len(r) > 24 {
+		t = string(r[:24]) + "…"
+	}
+	return "'" + strings.ReplaceAll(t, "'", "''") + "'"
 }
 
 type convKey struct {
@@ -163,6 +227,9 @@ func (cv *converter) applyInto(ch *chain, row change.Row, count, inPlace bool) c
 			out[j] = v
 		}
 		row = out
+	}
+	if count && len(ch.steps) > 0 {
+		cv.noteKeys(ch.steps[len(ch.steps)-1].to, row)
 	}
 	return row
 }
