@@ -210,7 +210,7 @@ type Sink struct {
 	tmpl *template
 	enc  jsonl.Encoder
 	log  *outageLog
-	held []*kgo.Record // Format.NeedsTail: the open transaction's records
+	held held // Format.NeedsTail: the open transaction's records (held.go)
 
 	topics map[tableName]string // table → topic
 	ready  map[string]bool      // topics known to exist
@@ -243,7 +243,7 @@ func New(opts Options) (*Sink, error) {
 	opts = opts.withDefaults()
 	tmpl, _ := parseTemplate(opts.Topic, opts.TopicPrefix)
 	s := &Sink{opts: opts, tmpl: tmpl, topics: map[tableName]string{}, ready: map[string]bool{},
-		log: &outageLog{logf: opts.Logf}}
+		log: &outageLog{logf: opts.Logf}, held: held{max: opts.MaxBufferedBytes}}
 	s.promise = s.delivered
 	cl, err := kgo.NewClient(s.clientOpts(true)...)
 	if err != nil {
@@ -379,28 +379,26 @@ func (s *Sink) beforeKey(c *change.Change) ([]byte, bool) {
 func (s *Sink) tailing() bool { return s.opts.Format != nil && s.opts.Format.NeedsTail() }
 
 // releaseHeld closes the held records with their tails and produces them.
-func (s *Sink) releaseHeld(ctx context.Context, tx change.TxEnd) {
-	last := -1
-	for i, r := range s.held {
+func (s *Sink) releaseHeld(ctx context.Context, tx change.TxEnd) error {
+	err := s.held.each(func(r *kgo.Record, last bool) {
 		if r.Value != nil {
-			last = i
-		}
-	}
-	for i, r := range s.held {
-		if r.Value != nil {
-			r.Value = s.opts.Format.AppendTail(r.Value, tx, i == last)
+			r.Value = s.opts.Format.AppendTail(r.Value, tx, last)
 		}
 		s.cl.Produce(ctx, r, s.promise)
+	})
+	if err != nil {
+		return s.setFailure(err)
 	}
-	clear(s.held)
-	s.held = s.held[:0]
+	return nil
 }
 
 func (s *Sink) produce(ctx context.Context, r *kgo.Record) {
 	s.Records++
 	s.txRecords++
 	if s.tailing() && r.Topic != s.opts.CheckpointTopic() {
-		s.held = append(s.held, r)
+		if err := s.held.add(r); err != nil {
+			s.setFailure(err)
+		}
 		return
 	}
 	s.cl.Produce(ctx, r, s.promise)
@@ -451,8 +449,10 @@ func (s *Sink) Commit(ctx context.Context, tx change.TxEnd) error {
 	}
 	n := s.txRecords
 	s.txRecords = 0
-	if len(s.held) > 0 {
-		s.releaseHeld(ctx, tx)
+	if s.held.n > 0 {
+		if err := s.releaseHeld(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if !s.opts.ExactlyOnce {
 		if s.opts.FlushEachCommit {
@@ -518,8 +518,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 // transaction, sent again, is published twice (at-least-once).
 func (s *Sink) Rollback(ctx context.Context) error {
 	s.txRecords = 0
-	clear(s.held)
-	s.held = s.held[:0]
+	s.held.reset()
 	if !s.opts.ExactlyOnce || !s.inTxn {
 		return nil
 	}
@@ -568,6 +567,7 @@ func (s *Sink) Close(ctx context.Context) error {
 		err = ferr
 	}
 	s.cl.Close()
+	s.held.close()
 	s.mu.Lock()
 	s.closed, s.closeErr = true, err
 	s.mu.Unlock()
