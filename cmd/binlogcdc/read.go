@@ -70,7 +70,9 @@ stops with an error that says how to fix the server.
 With --to, the changes are applied to a MySQL/MariaDB server instead,
 exactly once (it keeps its position in its binlogcdc.checkpoint table);
 --format sql writes them as SQL, --flashback the SQL that undoes them (see
-the README, "Replay").
+the README, "Replay"). --format debezium, maxwell or canal writes those
+tools' JSON instead of binlogcdc's, also to --to kafka:// (see the README,
+"Other formats").
 ` + profileUsage + `
 Flags:
 `

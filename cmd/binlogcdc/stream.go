@@ -91,6 +91,10 @@ With --to mysql://…, the changes are applied to that server instead,
 exactly once: it keeps its position in its binlogcdc.checkpoint table,
 which wins over the start flags (see the README, "Replay").
 
+--format debezium, maxwell or canal writes those tools' JSON instead of
+binlogcdc's, to stdout, --output or --to kafka:// (see the README, "Other
+formats").
+
 Flags:
 `
 
