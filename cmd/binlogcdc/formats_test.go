@@ -169,6 +169,23 @@ func TestKafkaFormats(t *testing.T) {
 			t.Fatalf("%q: %s", fileArgs, stderr)
 		}
 		checkValues(t, values, lines)
+		if tc.tombstone {
+			// The primary-key update of t.compound: a delete naming the new
+			// key and a create naming the old one, as Debezium's headers do.
+			hdrs := map[string]string{}
+			for _, r := range values {
+				if r.Topic == prefix+".t.compound" {
+					for _, h := range []string{"__debezium.newkey", "__debezium.oldkey"} {
+						if v, ok := kafkatest.Header(r, h); ok {
+							hdrs[h] = string(r.Key) + " " + v
+						}
+					}
+				}
+			}
+			if hdrs["__debezium.newkey"] != `{"b":"k","a":1} {"b":"k","a":2}` || hdrs["__debezium.oldkey"] != `{"b":"k","a":2} {"b":"k","a":1}` {
+				t.Errorf("key-change headers: %q", hdrs)
+			}
+		}
 		if !foundKey {
 			t.Errorf("%q: no record on %s.t.ints with key %s and %s", tc.args, prefix, tc.key, tc.val)
 		}

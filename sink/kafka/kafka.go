@@ -212,6 +212,8 @@ type Sink struct {
 	log  *outageLog
 	held held // Format.NeedsTail: the open transaction's records (held.go)
 
+	extraHeader kgo.RecordHeader // a header for the records of the change being written
+
 	topics map[tableName]string // table → topic
 	ready  map[string]bool      // topics known to exist
 
@@ -331,13 +333,24 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 	}
 	if sp, ok := s.opts.Format.(envelope.KeySplitter); ok {
 		if del, ins, ok := sp.SplitKeyChange(c); ok {
-			if err := s.Write(ctx, &del); err != nil {
-				return err
+			// Debezium's headers name the other key: __debezium.newkey on
+			// the delete (and its tombstone), __debezium.oldkey on the create.
+			newKey, _ := s.opts.Format.AppendKey(nil, &ins)
+			oldKey, _ := s.opts.Format.AppendKey(nil, &del)
+			s.extraHeader = kgo.RecordHeader{Key: "__debezium.newkey", Value: newKey}
+			err := s.Write(ctx, &del)
+			if err == nil {
+				s.extraHeader = kgo.RecordHeader{Key: "__debezium.oldkey", Value: oldKey}
+				err = s.Write(ctx, &ins)
 			}
-			return s.Write(ctx, &ins)
+			s.extraHeader = kgo.RecordHeader{}
+			return err
 		}
 	}
 	headers := positionHeaders(c)
+	if s.extraHeader.Key != "" {
+		headers = append(headers, s.extraHeader)
+	}
 	var val, key []byte
 	if f := s.opts.Format; f != nil {
 		if val, err = f.AppendValue(make([]byte, 0, 256), c); err != nil {
