@@ -2,9 +2,13 @@ package binlog
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // History answers questions about a server's binlogs and GTIDs on one
@@ -108,4 +112,45 @@ func (h *History) nullableString(q string, args ...any) (string, bool, error) {
 	}
 	s, _ := r.GetString(0, 0)
 	return strings.Clone(s), true, nil
+}
+
+// XidAt returns the XID of the XID event that ends at file:end (SHOW
+// BINLOG EVENTS; an XID event is 27 bytes, 31 with a CRC32). ok is false
+// when none does.
+func (h *History) XidAt(_ context.Context, file string, end uint64) (xid uint64, ok bool, err error) {
+	for _, c := range file {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return 0, false, nil // no name a server writes
+		}
+	}
+	for _, size := range []uint64{31, 27} {
+		if end < 4+size {
+			continue
+		}
+		r, err := h.conn.Execute(fmt.Sprintf("SHOW BINLOG EVENTS IN '%s' FROM %d LIMIT 1", file, end-size))
+		if err != nil {
+			var me *mysql.MyError
+			if errors.As(err, &me) {
+				continue // not an event start
+			}
+			return 0, false, classify(err, h.cfg)
+		}
+		if r.RowNumber() != 1 {
+			continue
+		}
+		// Log_name, Pos, Event_type, Server_id, End_log_pos, Info
+		typ, _ := r.GetString(0, 2)
+		endPos, _ := r.GetUint(0, 4)
+		info, _ := r.GetString(0, 5)
+		if typ != "Xid" || endPos != end {
+			continue
+		}
+		_, after, found := strings.Cut(info, "xid=")
+		n, perr := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(after), "*/")), 10, 64)
+		if !found || perr != nil {
+			continue
+		}
+		return n, true, nil
+	}
+	return 0, false, nil
 }

@@ -24,6 +24,10 @@ type Checkpoint struct {
 	Offset uint64 `json:"offset"`
 	// LastGTID is the GTID of the last transaction emitted, if any.
 	LastGTID string `json:"last_gtid,omitempty"`
+	// LastXid is the XID of that transaction when an XID event ending at
+	// Offset committed it: a server-side counter, which tells two servers
+	// apart where their GTIDs and positions coincide (see Resume).
+	LastXid uint64 `json:"last_xid,omitempty"`
 	// GTIDSet is the server's GTID position after that transaction, where
 	// binlogcdc knows it (MariaDB: one GTID per domain).
 	GTIDSet string `json:"gtid_set,omitempty"`

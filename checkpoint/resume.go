@@ -25,6 +25,9 @@ type Server interface {
 	ServerUUID(ctx context.Context) (string, error)
 	// GTIDSubset is MySQL's GTID_SUBSET(sub, set).
 	GTIDSubset(ctx context.Context, sub, set string) (bool, error)
+	// XidAt returns the XID of the XID event that ends at file:end; ok is
+	// false when no XID event ends there.
+	XidAt(ctx context.Context, file string, end uint64) (xid uint64, ok bool, err error)
 }
 
 // Plan is where a checkpoint resumes on a server.
@@ -97,11 +100,17 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 		atPos, _ := ParseMariaPos(at)
 		switch {
 		case ok && len(want) > 0 && want.Matches(atPos):
+			if err := r.sameXid(ctx); err != nil {
+				return Plan{}, err
+			}
 			return Plan{Pos: cp.Position()}, nil
 		case ok && len(want) == 0 && (len(atPos) == 0 || cp.Server == r.addr):
 			// No GTIDs to check: no transaction came before the position
 			// on this server either, or it is the address it was saved
 			// against (a checkpoint of an older binlogcdc).
+			if err := r.sameXid(ctx); err != nil {
+				return Plan{}, err
+			}
 			return Plan{Pos: cp.Position()}, nil
 		case len(want) == 0:
 			return Plan{}, r.foreign(fmt.Sprintf("it has no GTIDs, and %s:%d %s on this server", cp.File, cp.Offset, atDesc(ok, at)))
@@ -162,6 +171,29 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 		note = fmt.Sprintf("this server has no binlog %s (the checkpoint was saved against %s: a failover?)", cp.File, orUnknown(cp.Server))
 	}
 	return Plan{GTIDSet: want.String(), Note: note + fmt.Sprintf(", but its history holds the checkpoint's GTID position %s: resuming after it by GTID", want)}, nil
+}
+
+// sameXid checks, where the checkpoint's GTIDs end at its position, that
+// its last transaction is this server's: two servers with one server_id
+// and domain (MariaDB's defaults) log the same GTIDs, at the same
+// positions for the same statements, but their XIDs count every query the
+// server ran.
+func (r *resumer) sameXid(ctx context.Context) error {
+	if r.cp.LastXid == 0 {
+		return nil
+	}
+	xid, ok, err := r.srv.XidAt(ctx, r.cp.File, r.cp.Offset)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return r.foreign(fmt.Sprintf("its last transaction %s ended with an XID event at %s:%d, and no XID event ends there on this server", r.cp.LastGTID, r.cp.File, r.cp.Offset))
+	}
+	if xid != r.cp.LastXid {
+		return r.foreign(fmt.Sprintf("its last transaction %s (xid %d) is another one than this server's %s ending at %s:%d (xid %d): the servers log the same GTIDs (the same server_id and domain)",
+			r.cp.LastGTID, r.cp.LastXid, r.cp.LastGTID, r.cp.File, r.cp.Offset, xid))
+	}
+	return nil
 }
 
 func (r *resumer) mysql(ctx context.Context) (Plan, error) {

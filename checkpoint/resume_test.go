@@ -18,6 +18,7 @@ type fakeServer struct {
 	state  string
 	uuid   string
 	subset bool
+	xids   map[string]uint64 // "file:end" → the XID of the XID event ending there
 }
 
 func (f *fakeServer) Flavor() string                                           { return f.flavor }
@@ -28,6 +29,11 @@ func (f *fakeServer) GTIDSubset(context.Context, string, string) (bool, error) {
 func (f *fakeServer) GTIDPosAt(_ context.Context, file string, pos uint64) (string, bool, error) {
 	s, ok := f.at[file+":"+itoa(pos)]
 	return s, ok, nil
+}
+
+func (f *fakeServer) XidAt(_ context.Context, file string, end uint64) (uint64, bool, error) {
+	x, ok := f.xids[file+":"+itoa(end)]
+	return x, ok, nil
 }
 
 func itoa(n uint64) string {
@@ -172,5 +178,30 @@ func TestResumeByGTIDNeedsEveryDomain(t *testing.T) {
 	cp.GTIDSet = "0-1-22,1-1-5"
 	if p, err := Resume(context.Background(), srv, cp, "cp.json", "c:3306"); err != nil || p.GTIDSet != "0-1-22,1-1-5" {
 		t.Errorf("Resume = %+v, %v", p, err)
+	}
+}
+
+// Where the GTIDs match at the position, the XID of the transaction that
+// ends there must be the checkpoint's: servers with one server_id log
+// the same GTIDs.
+func TestResumeChecksXid(t *testing.T) {
+	srv := &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:1774": "0-1-7"},
+		state: "0-1-9", xids: map[string]uint64{"binlog.000001:1774": 40}}
+	cp := &Checkpoint{File: "binlog.000001", Offset: 1774, LastGTID: "0-1-7", GTIDSet: "0-1-7", LastXid: 40, Server: "a:3306"}
+	if p, err := Resume(context.Background(), srv, cp, "cp.json", "a:3306"); err != nil || p.Pos != cp.Position() {
+		t.Errorf("the same xid: %+v, %v", p, err)
+	}
+	cp.LastXid = 33
+	_, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306")
+	if err == nil || !strings.Contains(err.Error(), "(xid 33) is another one than this server's 0-1-7 ending at binlog.000001:1774 (xid 40)") {
+		t.Errorf("another xid: %v", err)
+	}
+	delete(srv.xids, "binlog.000001:1774")
+	if _, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306"); err == nil || !strings.Contains(err.Error(), "no XID event ends there") {
+		t.Errorf("no XID event: %v", err)
+	}
+	cp.LastXid = 0 // a DDL, or a checkpoint of an older binlogcdc
+	if _, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306"); err != nil {
+		t.Errorf("without an xid: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ func (s *Saver) Start(next change.Position, gtidPos string) error {
 
 // checkpoint builds the checkpoint after tx; s.mu is held.
 func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
-	c := &Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID,
+	c := &Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID, LastXid: tx.Xid,
 		GTIDSet: s.gtids.String(), Server: s.Server, ServerUUID: s.ServerUUID}
 	s.Output.record(c)
 	return c

@@ -94,23 +94,30 @@ func stRunStreamToEnd(t *testing.T, dir, tag, out, gtid string, args ...string) 
 // TestStreamForeignCheckpoint: a checkpoint written against server A is
 // refused on server B, which has a binlog of the same name but another
 // history (exit 5, nothing printed, the checkpoint and output untouched),
-// and on server C, which never had its binlog (not "purged": it is not
-// C's). Before, B resumed at its own file of that name and skipped B's
+// on server C, which never had its binlog (not "purged": it is not C's),
+// and on server D, whose binlog has the same GTIDs at the same positions
+// (the same server_id, the same statements) but other XIDs. Before, B resumed at its own file of that name and skipped B's
 // earlier changes, and overwrote the checkpoint's server.
 func TestStreamForeignCheckpoint(t *testing.T) {
 	t.Parallel()
 	a := testserver.Start(t, testserver.Options{})
 	b := testserver.Start(t, testserver.Options{})
 	c := testserver.Start(t, testserver.Options{})
+	d := testserver.Start(t, testserver.Options{})
 	dir := t.TempDir()
-	for _, srv := range []*testserver.Server{a, b, c} {
+	// D (server_id 1 like A) runs A's statements, after some queries of
+	// its own: the same GTIDs at the same positions, other XIDs.
+	d.Exec(t, "SELECT 1", "SELECT 2", "SELECT 3")
+	for _, srv := range []*testserver.Server{a, b, c, d} {
 		srv.Exec(t, "CREATE DATABASE fc", "CREATE TABLE fc.t (id INT PRIMARY KEY, who VARCHAR(10))")
 	}
-	for i := 1; i <= 20; i++ {
-		a.Exec(t, fmt.Sprintf("INSERT INTO fc.t VALUES (%d, 'a')", i))
+	for _, srv := range []*testserver.Server{a, d} {
+		for i := 1; i <= 20; i++ {
+			srv.Exec(t, fmt.Sprintf("INSERT INTO fc.t VALUES (%d, 'a')", i))
+		}
+		srv.FlushLogs(t)
+		srv.Exec(t, "INSERT INTO fc.t VALUES (100, 'a')")
 	}
-	a.FlushLogs(t)
-	a.Exec(t, "INSERT INTO fc.t VALUES (100, 'a')")
 	b.FlushLogs(t) // B has a binlog.000002 too, with other transactions
 	b.Exec(t, "INSERT INTO fc.t VALUES (1, 'b')", "INSERT INTO fc.t VALUES (2, 'b')")
 	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
@@ -121,18 +128,26 @@ func TestStreamForeignCheckpoint(t *testing.T) {
 	stCheckCPAtEnd(t, a, cp, stLastGTID(t, a), a.Addr())
 	cpBefore, _ := os.ReadFile(cp)
 	outBefore, _ := os.ReadFile(out)
-	if cpA := stLoadCP(t, cp); cpA.File != "binlog.000002" {
-		t.Fatalf("the checkpoint is in %s, want binlog.000002 (B has one too)", cpA.File)
+	if cpA := stLoadCP(t, cp); cpA.File != "binlog.000002" || cpA.LastXid == 0 {
+		t.Fatalf("the checkpoint is %+v, want one in binlog.000002 (B has one too), with an xid", cpA)
 	}
 	c.Exec(t, "INSERT INTO fc.t VALUES (1, 'c')")
+	cpA := stLoadCP(t, cp)
+	if at := stVal(t, d, fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', %d)", cpA.File, cpA.Offset)); at != cpA.GTIDSet {
+		t.Fatalf("on D the checkpoint's position ends GTID position %s, not %s as on A", at, cpA.GTIDSet)
+	}
 
-	for _, srv := range []*testserver.Server{b, c} {
+	for _, srv := range []*testserver.Server{b, c, d} {
+		why := "has not logged its GTID position " + stLastGTID(t, a)
+		if srv == d {
+			why = fmt.Sprintf("its last transaction %s (xid %d) is another one than this server's", cpA.LastGTID, cpA.LastXid)
+		}
 		stdout, stderr, code := runCLI(t, nil, append([]string{"stream"}, args(srv)...)...)
 		if code != 5 {
 			t.Errorf("%s: exit code %d, want 5; stderr:\n%s", srv.Addr(), code, stderr)
 		}
 		for _, w := range []string{"the checkpoint in " + cp + " (binlog.000002:", "saved against " + a.Addr(),
-			"does not belong to this server (" + srv.Addr() + ")", "has not logged its GTID position " + stLastGTID(t, a), "hint: "} {
+			"does not belong to this server (" + srv.Addr() + ")", why, "hint: "} {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("%s: stderr lacks %q:\n%s", srv.Addr(), w, stderr)
 			}
