@@ -182,20 +182,24 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 	switch {
 	case p.Accept("ADD"):
 		p.Accept("CONSTRAINT")
-		if p.Peek(0).Ident() && p.Peek(1).Is("PRIMARY") && c[1].Is("CONSTRAINT") {
+		constraint := len(c) > 1 && c[1].Is("CONSTRAINT")
+		if p.Peek(0).Ident() && p.Peek(1).Is("PRIMARY") && constraint {
 			p.I++ // the constraint's name
 		}
 		if p.Accept("PRIMARY", "KEY") {
 			names, pre, err := keyParts(p)
 			return names, pre, err
 		}
-		if isIndexWord(p.Peek(0)) || p.Peek(0).Ident() && c[1].Is("CONSTRAINT") {
+		if isIndexWord(p.Peek(0)) || p.Peek(0).Ident() && constraint {
 			return pk, prefix, nil
 		}
 		p.Accept("COLUMN")
 		ifNot := p.Accept("IF", "NOT", "EXISTS")
 		if p.Peek(0).IsPunct('(') {
-			inner := c[p.I+1 : skipGroupAt(c, p.I)-1]
+			inner, ok := groupInner(c, p.I)
+			if !ok {
+				return nil, nil, fmt.Errorf("unclosed parenthesis")
+			}
 			for _, def := range splitTop(inner) {
 				var err error
 				if pk, err = n.addColumn(sql, def, ifNot, pk, mariadb); err != nil {
@@ -213,6 +217,9 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 		old := p.Peek(0)
 		if change {
 			p.I++
+		}
+		if p.I >= len(c) {
+			return nil, nil, fmt.Errorf("%s without a column definition", strings.ToUpper(c[0].Text))
 		}
 		def, pos := placement(c[p.I:])
 		i := n.index(old.Text)
@@ -464,7 +471,7 @@ func (n *shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, err
 		if c, ok := charset.LookupFlavor(n.defColl, mariadb); ok {
 			name = c.Name
 		}
-		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the default of the ALTER session's database, or of the server)",
+		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the default of the DDL session's database, or of the server)",
 			tablemap.QuoteIdent(d.col.Name), name))
 	}
 	return d, err
@@ -478,10 +485,13 @@ func keyParts(p *parser) ([]string, []int, error) {
 	if p.Done() {
 		return nil, nil, fmt.Errorf("PRIMARY KEY without columns")
 	}
-	end := skipGroupAt(p.Toks, p.I)
+	inner, ok := groupInner(p.Toks, p.I)
+	if !ok {
+		return nil, nil, fmt.Errorf("PRIMARY KEY: unclosed parenthesis")
+	}
 	var names []string
 	var prefix []int
-	for _, part := range splitTop(p.Toks[p.I+1 : end-1]) {
+	for _, part := range splitTop(inner) {
 		if len(part) == 0 || !part[0].Ident() {
 			return nil, nil, fmt.Errorf("PRIMARY KEY part not understood")
 		}
@@ -493,4 +503,14 @@ func keyParts(p *parser) ([]string, []int, error) {
 		prefix = append(prefix, pre)
 	}
 	return names, prefix, nil
+}
+
+// groupInner returns the tokens inside the parenthesised group that
+// opens at toks[i]; false when it is not closed.
+func groupInner(toks []token, i int) ([]token, bool) {
+	end := skipGroupAt(toks, i)
+	if end <= i+1 || end > len(toks) || !toks[end-1].IsPunct(')') {
+		return nil, false
+	}
+	return toks[i+1 : end-1], true
 }

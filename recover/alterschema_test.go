@@ -9,7 +9,7 @@ import (
 
 func TestShapeFromDDL(t *testing.T) {
 	sh, err := shapeFromCreate("CREATE TABLE t (id INT NOT NULL, u UUID, v VARCHAR(10), s INT INVISIBLE, "+
-		"e ENUM('a','b') CHARACTER SET latin1, PRIMARY KEY (id)) DEFAULT CHARSET=utf8mb4", nil, true)
+		"e ENUM('a','b') CHARACTER SET latin1, PRIMARY KEY (id)) DEFAULT CHARSET=utf8mb4", nil, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,4 +60,33 @@ func TestShapeFromDDL(t *testing.T) {
 			t.Errorf("%s: no error", alter)
 		}
 	}
+}
+
+// DDL text comes from the binlog: no statement may panic the derivation.
+func FuzzDeriveSchema(f *testing.F) {
+	for _, s := range []string{
+		"CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) CHARACTER SET latin1 DEFAULT 'x' COMMENT 'c', e ENUM('a','b'), KEY (v))",
+		"ALTER TABLE t ADD COLUMN (a INT, b UUID FIRST), MODIFY v VARCHAR(3) AFTER e, DROP PRIMARY KEY, ADD PRIMARY KEY (a, v(2))",
+		"ALTER TABLE t CHANGE e e2 SET('x') NOT NULL, ALTER COLUMN a SET DEFAULT (1+2), CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+		"ALTER IGNORE TABLE t RENAME COLUMN a TO b, DROP COLUMN IF EXISTS zz, ENGINE=InnoDB, DEFAULT CHARSET=latin1",
+		"DROP INDEX `PRIMARY` ON t",
+		"ALTER TABLE t MODIFY v DECIMAL(65,30) UNSIGNED ZEROFILL, MODIFY x DATETIME(6) ON UPDATE CURRENT_TIMESTAMP(6)",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		sh, err := shapeFromCreate(sql, nil, 45, true)
+		if err != nil {
+			if sh, err = shapeFromCreate("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10), e ENUM('a'))", nil, 45, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := sh.applyAlter(sql, true); err == nil {
+			for _, i := range n.t.PrimaryKey {
+				if i < 0 || i >= len(n.t.Columns) {
+					t.Fatalf("primary key index %d of %d columns", i, len(n.t.Columns))
+				}
+			}
+		}
+	})
 }

@@ -64,11 +64,20 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 	}
 	s0 := &out[0]
 	if inc.createSQL != "" && !inc.alteredBefore {
-		sh, err := shapeFromCreate(inc.createSQL, maps, h.MariaDB)
+		var guess uint32
+		if ev := inc.Created; ev != nil {
+			guess = ev.CollServer
+			if ev.CollDatabase != 0 && inc.hadDB(ev.DB) {
+				guess = ev.CollDatabase
+			}
+		}
+		sh, err := shapeFromCreate(inc.createSQL, maps, guess, h.MariaDB)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("binlogcdc did not read the CREATE TABLE statement: %v", err))
 		} else {
 			s0.shape = sh
+			notes = append(notes, sh.notes...)
+			sh.notes = nil
 		}
 	}
 	if note := s0.settle(mapIn(change.Position{}, firstAlter), "the CREATE TABLE statement"); note != "" {
@@ -170,7 +179,10 @@ func describeCol(c *tablemap.Column) string {
 // shapeFromCreate reads the columns and primary key of a CREATE TABLE
 // statement. Text columns that name no character set take the table's
 // DEFAULT CHARSET, or else the one the TABLE_MAPs show for them.
-func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
+//
+// guess is the collation to take for the table's default when neither
+// says it (the server's or database's default, with a note; 0: none).
+func shapeFromCreate(sql string, maps []seenMap, guess uint32, mariadb bool) (*shape, error) {
 	toks := lex(sql)
 	p := &parser{sqllex.Parser{Toks: toks}}
 	p.Accept("CREATE")
@@ -208,6 +220,9 @@ func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
 			sh.defColl = c
 		}
 	}
+	if sh.defColl == 0 && guess != 0 {
+		sh.defColl, sh.guessed = guess, true
+	}
 	var pk []string
 	var prefix []int
 	for _, def := range splitTop(body) {
@@ -227,7 +242,7 @@ func shapeFromCreate(sql string, maps []seenMap, mariadb bool) (*shape, error) {
 			}
 			continue
 		}
-		d, err := parseColDef(sql, def, sh.defColl, mariadb)
+		d, err := sh.parseColDef(sql, def, mariadb)
 		if err != nil {
 			return nil, err
 		}

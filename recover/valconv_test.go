@@ -80,3 +80,27 @@ func TestConvertValue(t *testing.T) {
 		}
 	}
 }
+
+// Values come from the binlog: no value may panic a conversion, and a
+// conversion said to be exact gives a value of the target column's kind.
+func FuzzConvertValue(f *testing.F) {
+	types := []string{"TINYINT", "INT UNSIGNED", "BIGINT", "DECIMAL(10,3)", "DECIMAL(5,0) UNSIGNED", "FLOAT", "DOUBLE",
+		"VARCHAR(5)", "CHAR(3) CHARACTER SET latin1", "TINYTEXT", "VARBINARY(4)", "BINARY(3)", "DATETIME(2)", "DATE",
+		"TIME(1)", "TIMESTAMP(3)", "YEAR", "ENUM('a','b')", "SET('x','y')", "BIT(3)"}
+	for _, s := range []string{"4.5", "-1e300", "2024-02-29 12:00:00.999", "a,b", "é🎉", "", "99999999999999999999.5"} {
+		f.Add(s, uint8(0), uint8(3), int64(7), 1.5)
+	}
+	f.Fuzz(func(t *testing.T, s string, fi, ti uint8, n int64, x float64) {
+		from, to := col(t, types[int(fi)%len(types)]), col(t, types[int(ti)%len(types)])
+		for _, v := range []change.Value{
+			change.TextValue(change.String, []byte(s)), change.TextValue(change.Decimal, []byte(s)),
+			change.TextValue(change.Datetime, []byte(s)), change.TextValue(change.Bytes, []byte(s)),
+			change.IntValue(n), change.UintValue(uint64(n)), change.Float64Value(x), change.Float32Value(float32(x)),
+			change.EnumValue(uint64(n)&3, []byte(s)), change.SetValue(uint64(n), []byte(s)),
+			change.TimestampValue(uint64(n)&0xffffffff, []byte(s)),
+		} {
+			convertValue(v, from, to, session{mode: uint64(n)})
+			convertValue(v, from, to, session{tz: zoneOf("+05:30")})
+		}
+	})
+}
