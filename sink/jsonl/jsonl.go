@@ -214,7 +214,7 @@ func (s *Sink) commitTailed(tx change.TxEnd) error {
 		if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("jsonl: %w", err)
 		}
-		buf := make([]byte, 256<<10)
+		buf := make([]byte, spillChunk)
 		for done := int64(0); done < s.spilled; {
 			n, err := io.ReadFull(s.spill, buf[:min(int64(len(buf)), s.spilled-done)])
 			if err != nil {
@@ -240,6 +240,9 @@ func (s *Sink) commitTailed(tx change.TxEnd) error {
 	s.pending = s.pending[:0]
 	return s.flush(false)
 }
+
+// spillChunk is how much of the spill file commitTailed reads at a time.
+var spillChunk = 256 << 10
 
 // writeTailed writes chunk with a tail before each newline: the last
 // tail on the chunk's final newline when final is set.
