@@ -319,8 +319,8 @@ func (c *catalog) objectAt(db, name string, pos change.Position) *Incarnation {
 // scan is pass A: it reads every event, without decoding rows, and
 // builds the catalog from the DDL statements and the table names of the
 // TABLE_MAP events.
-func scan(ctx context.Context, files []string, start, stop change.Position) (*catalog, error) {
-	src, err := binlog.OpenFiles(files, start)
+func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog, error) {
+	src, err := o.open(ctx, start)
 	if err != nil {
 		return nil, err
 	}

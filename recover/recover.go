@@ -38,6 +38,19 @@ type Options struct {
 	Files       []string        // binlog files, or one .index file
 	Start, Stop change.Position // as for binlogcdc read; zero: no bound
 	DB, Table   string
+	// Open, if set, opens the binlogs at from (zero: Start) instead of
+	// Files: a server's binlogs read over the network (read --source).
+	// The binlogs are read more than once, so each call must yield the
+	// same events.
+	Open func(ctx context.Context, from change.Position) (binlog.Source, error)
+}
+
+// open opens the binlogs at from (zero: their start).
+func (o Options) open(ctx context.Context, from change.Position) (binlog.Source, error) {
+	if o.Open != nil {
+		return o.Open(ctx, from)
+	}
+	return binlog.OpenFiles(o.Files, from)
 }
 
 // History is the wanted table name's incarnations in the binlogs.
@@ -63,7 +76,7 @@ func Load(ctx context.Context, o Options) (*History, error) {
 	if o.DB == "" || o.Table == "" {
 		return nil, errors.New("recover: the table needs a database and a name")
 	}
-	cat, err := scan(ctx, o.Files, o.Start, o.Stop)
+	cat, err := scan(ctx, o, o.Start, o.Stop)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +153,7 @@ func (h *History) runFrom(ctx context.Context, s sink.Sink, from, stop change.Po
 	if from.File == "" {
 		from = h.opts.Start
 	}
-	src, err := binlog.OpenFiles(h.opts.Files, from)
+	src, err := h.opts.open(ctx, from)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -28,6 +27,7 @@ type ReadOptions struct {
 	Progress                    bool
 	Replay                      ReplayOptions // --to, --format sql, --flashback (replay.go)
 	Kafka                       KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
+	Remote                      RemoteOptions // --source mysql://… (remote.go)
 	CPUProfile, MemProfile      string        // debugging aids (profile.go)
 }
 
@@ -45,12 +45,14 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Progress, "progress", false, "print progress to stderr (default: when stderr is a terminal)")
 	o.Replay.AddFlags(f, false) // replay.go
 	o.Kafka.AddFlags(f)         // kafka.go
+	o.Remote.AddFlags(f, true)  // remote.go: --source, --start-gtid, --from
 
 	// --cpuprofile, --memprofile: hidden; readUsage describes them (profile.go).
 	addProfileFlags(f, &o.CPUProfile, &o.MemProfile)
 }
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
+       binlogcdc read --source mysql://user@host:port --from earliest [flags]
 
 Decodes binlog files into JSON lines on stdout: one object per row change,
 with column names and types as they were when the change was written (see
@@ -62,6 +64,13 @@ binlog on stdin. The files are read in sequence order, whatever order they were
 given in; a gap in the sequence is refused. A ROTATE to the next file is
 followed when that file was given or sits in the same directory. No output
 (-o) may be an input file.
+
+With --source instead of files, the server's binlogs are read over the
+replication protocol (like mysqlbinlog --read-from-remote-server), from
+--start-position, --start-gtid or --from earliest up to the end of its
+binlog when the command starts (or --stop-position/--stop-datetime), and
+the output is what reading the same files gives. The user needs
+REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
 
 The server must have written the binlog with binlog_format=ROW and
 binlog_row_metadata=FULL (MySQL 8.0+, MariaDB 10.5+); otherwise binlogcdc
@@ -83,8 +92,11 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	if f.NArg() == 0 {
-		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
+	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
+		return err
+	}
+	if f.NArg() == 0 && o.Remote.Conn.Source == "" {
+		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file, or --source mysql://user@host:port)"}
 	}
 	if err := o.Kafka.take(f, &o.Replay.To); err != nil { // kafka.go: claims --to kafka://…
 		return err
@@ -102,9 +114,17 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if _, _, err := o.pipelineOptions(); err != nil {
 		return err
 	}
-	files, cleanup, err := checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
-	defer cleanup()
-	if err != nil {
+	var files []string
+	if o.Remote.Conn.Source == "" {
+		var cleanup func()
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+	}
+	// --source: check the server and note where its binlog ends now.
+	if err := o.Remote.connect(ctx, infof(stderr)); err != nil { // remote.go
 		return err
 	}
 	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
@@ -147,7 +167,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if kcp != nil {
 		start = kcp.Position()
 	}
-	src, err := binlog.OpenFiles(files, start)
+	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	recovery "github.com/binlogcdc/binlogcdc/recover"
@@ -36,6 +37,8 @@ type RecoverOptions struct {
 	ToSSLMode      string
 	ToSSLCA        string
 	OnConflict     string
+
+	Remote RemoteOptions // --source mysql://… (remote.go)
 }
 
 // AddFlags binds the flags to o.
@@ -53,9 +56,11 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
 	f.StringVar(&o.OnConflict, "on-conflict", "error", "with --to: an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
+	o.Remote.AddFlags(f, false) // remote.go: --source, --from
 }
 
 const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE...
+       binlogcdc recover --table db.table --source mysql://user@host:port --from earliest [flags]
 
 Rebuilds a table that was dropped or truncated from its row changes in the
 binlogs, as it was just before the DROP (or TRUNCATE).
@@ -76,6 +81,12 @@ literals; the table is rebuilt in memory, which takes memory in proportion
 to its size), or, with --to, the row changes applied to a server through
 the replay machinery (exactly once; resumable; conflicts per --on-conflict).
 
+With --source instead of files, the server's binlogs are read over the
+replication protocol (for a managed server without file access), from
+--start-position or --from earliest to the end of its binlog when the
+command starts; they are read once per pass (two or three), nothing is
+kept on disk.
+
 A table older than the binlogs cannot be rebuilt from them alone: restore
 your last backup, then run recover --to against that server with
 --start-position at the backup's binlog position.
@@ -89,8 +100,11 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	if f.NArg() == 0 {
-		return usageError{msg: "no binlog files given", hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index"}
+	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
+		return err
+	}
+	if f.NArg() == 0 && o.Remote.Conn.Source == "" {
+		return usageError{msg: "no binlog files given", hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index (or --source mysql://user@host:port --from earliest)"}
 	}
 	if o.To == "" {
 		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "on-conflict"} {
@@ -107,10 +121,14 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 	}
-	files, cleanup, err := checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
-	defer cleanup()
-	if err != nil {
-		return err
+	var files []string
+	if o.Remote.Conn.Source == "" {
+		var cleanup func()
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
+		defer cleanup()
+		if err != nil {
+			return err
+		}
 	}
 	return runRecover(ctx, o, files, stdout, stderr)
 }
@@ -164,6 +182,16 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 		return usageError{msg: "--on-conflict: " + err.Error(), hint: "--on-conflict skip"}
 	}
 
+	// --source (remote.go): the server's binlogs up to their end now, read
+	// once per pass over the network (nothing is spooled to disk).
+	if err := o.Remote.connect(ctx, logf); err != nil {
+		return err
+	}
+	if o.Remote.remote {
+		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
+			return o.Remote.open(ctx, nil, from)
+		}
+	}
 	h, err := recovery.Load(ctx, ro)
 	if err != nil {
 		return err

@@ -371,13 +371,13 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	if r.target != nil && r.resume.File != "" {
-		s, done, err := resumeFiles(files, r.resume)
+		s, done, err := o.Remote.resume(files, r.resume) // remote.go: resumeFiles, or --source
 		if err != nil {
 			r.target.Close(ctx)
 			return err
 		}
 		if done {
-			logf("the target (replica %q) is at %s:%d, past the files given: nothing to apply", o.Replay.ReplicaName, r.resume.File, r.resume.Offset)
+			logf("the target (replica %q) is at %s:%d, past the binlogs to read: nothing to apply", o.Replay.ReplicaName, r.resume.File, r.resume.Offset)
 			return r.target.Close(ctx)
 		}
 		if o.StartPosition != "" {
@@ -399,7 +399,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
-	src, err := binlog.OpenFiles(files, start)
+	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
 		sk.Close(ctx)
 		return err

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// RemoteOptions are the flags of 'read --source' and 'recover --source':
+// a server's binlogs read over the replication protocol instead of files.
+type RemoteOptions struct {
+	Conn      ConnOptions
+	StartGTID string
+	From      string
+
+	// Set by connect.
+	cfg    binlog.LiveConfig
+	end    change.Position
+	remote bool
+}
+
+// AddFlags binds the flags. gtid: the command takes --start-gtid (read).
+func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
+	o.Conn.AddFlags(f)
+	f.Lookup("source").Usage = "read this server's binlogs over the replication protocol instead of files, up to the end of its binlog when the command starts (`DSN` mysql://user@host:port)"
+	if gtid {
+		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100)")
+	}
+	f.StringVar(&o.From, "from", "", "with --source: `earliest` starts at the oldest binlog the server has")
+}
+
+// check checks the flags before anything connects: with --source no
+// FILE arguments, one start (startPos: --start-position was given), and
+// a DSN that parses; without it, none of the flags that need it.
+func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
+	if o.Conn.Source == "" {
+		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
+			if fl := f.Lookup(n); fl != nil && fl.Changed {
+				return usageError{msg: "--" + n + " needs --source", hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
+			}
+		}
+		return nil
+	}
+	if f.NArg() > 0 {
+		return usageError{msg: fmt.Sprintf("--source reads the server's binlogs: FILE arguments (%s) make no sense with it", strings.Join(f.Args(), " ")),
+			hint: "drop the files, or drop --source to read files"}
+	}
+	if o.From != "" && o.From != "earliest" {
+		return usageError{msg: "--from: want earliest, not " + o.From, hint: "--from earliest (read stops at the end of the binlog as it is when it starts; to follow new changes, use 'binlogcdc stream')"}
+	}
+	n := 0
+	for _, set := range []bool{startPos, o.StartGTID != "", o.From != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return usageError{msg: "--source needs a start: --start-position, --start-gtid or --from earliest",
+			hint: "--from earliest reads every binlog the server still has; --start-position binlog.000042:4 starts there"}
+	case n > 1:
+		return usageError{msg: "give one start: --start-position, --start-gtid or --from earliest", hint: "--from earliest"}
+	}
+	if g := o.StartGTID; g != "" {
+		_, myErr := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
+		_, mariaErr := mysql.ParseGTIDSet(mysql.MariaDBFlavor, g)
+		if myErr != nil && mariaErr != nil {
+			return usageError{msg: fmt.Sprintf("--start-gtid %q is not a GTID set (MySQL: %v; MariaDB: %v)", g, myErr, mariaErr),
+				hint: "--start-gtid 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-100 (MySQL) or --start-gtid 0-1-100 (MariaDB)"}
+		}
+	}
+	_, err := o.Conn.liveConfig("remote read")
+	return err
+}
+
+// connect checks the server (binlog.Preflight) and notes the end of its
+// binlog now: reading stops there. Without --source it does nothing.
+func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) error {
+	if o.Conn.Source == "" {
+		return nil
+	}
+	cfg, err := o.Conn.liveConfig(fmt.Sprintf("remote read pid %d", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	if strings.EqualFold(o.Conn.SSLMode, "preferred") && cfg.TLS != nil {
+		if conn, err := binlog.Connect(ctx, cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
+			cfg.TLS = nil
+		} else if err == nil {
+			conn.Close()
+		}
+	}
+	info, err := binlog.Preflight(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	cfg.Flavor = info.Flavor
+	if o.end, err = binlog.CurrentPosition(ctx, cfg); err != nil {
+		return err
+	}
+	o.cfg, o.remote = cfg, true
+	logf("reading the binlogs of %s (%s %s) up to %s:%d, the end of its binlog now", o.Conn.redactedSource(), info.Flavor, info.Version, o.end.File, o.end.Offset)
+	return nil
+}
+
+// open returns the source to read: the server's binlogs from start (or
+// the start flags when start is zero) to the end noted by connect, or
+// the files.
+func (o *RemoteOptions) open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
+	if !o.remote {
+		return binlog.OpenFiles(files, start)
+	}
+	gtid := ""
+	if start.File == "" {
+		switch {
+		case o.StartGTID != "":
+			gtid = o.StartGTID
+		default: // --from earliest
+			var err error
+			if start, err = binlog.EarliestPosition(ctx, o.cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return binlog.DialRemote(ctx, o.cfg, start, gtid, o.end)
+}
+
+// resume is resumeFiles (replay.go) for the target's checkpoint cp: with
+// --source, reading resumes at cp unless cp is at or past the end.
+func (o *RemoteOptions) resume(files []string, cp change.Position) (start change.Position, done bool, err error) {
+	if !o.remote {
+		return resumeFiles(files, cp)
+	}
+	if !binlogBefore(cp, o.end) {
+		return start, true, nil
+	}
+	return cp, false, nil
+}
+
+// binlogBefore reports whether a comes before b (file names of one
+// server sort by their fixed-width numeric suffix).
+func binlogBefore(a, b change.Position) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
+}
+
+// infof returns a printer of notes to w.
+func infof(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, "binlogcdc: "+format+"\n", args...) }
+}
