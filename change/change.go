@@ -20,6 +20,9 @@ const (
 	Update
 	Delete
 	DDL
+	// Snapshot: a row as it was at a snapshot's position (After only),
+	// from 'binlogcdc snapshot' or 'stream --snapshot', not from a binlog.
+	Snapshot
 )
 
 func (o Op) String() string {
@@ -32,6 +35,8 @@ func (o Op) String() string {
 		return "delete"
 	case DDL:
 		return "ddl"
+	case Snapshot:
+		return "snapshot"
 	}
 	return "unknown"
 }
