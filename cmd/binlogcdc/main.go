@@ -38,6 +38,7 @@ Usage:
 Commands:
   read      decode binlog files into JSON lines
   stream    follow a live server as a replica, with checkpoints
+  snapshot  copy tables as of one binlog position, to start a stream from
   recover   rebuild a dropped or truncated table from the binlogs
   verify    compare a replayed copy with its source, table by table
   version   print the version
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runReadArgs(ctx, args[1:], stdout, stderr)
 	case "stream":
 		err = runStreamArgs(ctx, args[1:], stdout, stderr, sig)
+	case "snapshot": // binlogcdc snapshot: cmd/binlogcdc/snapshot.go
+		err = runSnapshotArgs(ctx, args[1:], stdout, stderr, sig)
 	case "recover": // binlogcdc recover: cmd/binlogcdc/recover.go
 		err = runRecoverArgs(ctx, args[1:], stdout, stderr)
 	case "verify": // binlogcdc verify: cmd/binlogcdc/verify.go

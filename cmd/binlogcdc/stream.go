@@ -40,8 +40,9 @@ type StreamOptions struct {
 	Output             string
 	Progress           bool
 	Heartbeat          time.Duration
-	Replay             ReplayOptions // --to, --format sql (replay.go)
-	Kafka              KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
+	Replay             ReplayOptions   // --to, --format sql (replay.go)
+	Kafka              KafkaOptions    // --to kafka://…, --kafka-* (kafka.go)
+	Snapshot           SnapshotOptions // --snapshot (snapshot.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -59,8 +60,9 @@ func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.Output, "output", "o", "", "append to `FILE` instead of writing to stdout (fsynced before each checkpoint)")
 	f.BoolVar(&o.Progress, "progress", false, "print a status line to stderr every few seconds (default: when stderr is a terminal)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network stall and reconnects")
-	o.Replay.AddFlags(f, true) // replay.go
-	o.Kafka.AddFlags(f)        // kafka.go
+	o.Replay.AddFlags(f, true)    // replay.go
+	o.Kafka.AddFlags(f)           // kafka.go
+	o.Snapshot.AddFlags(f, false) // snapshot.go
 }
 
 const streamUsage = `Usage: binlogcdc stream --source mysql://user@host:port [flags]
@@ -114,6 +116,9 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return err
 	}
 	if err := checkStreamArgs(&o); err != nil { // args.go
+		return err
+	}
+	if err := o.checkSnapshotArgs(); err != nil { // snapshot.go
 		return err
 	}
 	return runStream(ctx, o, stdout, stderr, sig)
@@ -247,6 +252,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	var start change.Position
 	gtid := ""
 	targetCP, targetWhere := rp.streamResume()
+	targetCP, redoSnapshot, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
+	if err != nil {
+		return err
+	}
+	var snap *streamSnapshot
 	var cp, resumed *checkpoint.Checkpoint
 	if o.Checkpoint != "" {
 		if cp, err = checkpoint.Load(o.Checkpoint); err != nil {
@@ -267,6 +277,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, saver.Server, logf); err != nil {
 			return err
 		}
+	case o.Snapshot.On: // snapshot.go: copy the tables first, then stream from their position
+		if snap, err = o.beginSnapshot(ctx, cfg, info.Flavor, filter, rp, redoSnapshot, logf); err != nil {
+			return err
+		}
+		start = snap.src.Pos.Pos()
 	case o.StartPosition != "":
 		start = startPos
 	case o.StartGTID != "":
@@ -306,6 +321,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if ks != nil { // kafka.go: checkpoint only what the brokers acknowledged
 		saver.BeforeSave = func() error { return ks.Flush(ctx) }
 	}
+	if snap != nil { // snapshot.go
+		if err := snap.copy(ctx, sk, rp, &o, stderr); err != nil {
+			return err
+		}
+	}
 	if resumed != nil {
 		saver.Resume(resumed, start)
 	} else {
@@ -322,6 +342,9 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 	}
 	hist.Close()
+	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
+		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
+	}
 	fl := &pipeline.Follower{
 		Dial: func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return binlog.DialLive(ctx, cfg, from, gtid)

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/snapshot"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// SnapshotOptions are stream's --snapshot flags (and what the snapshot
+// command sets).
+type SnapshotOptions struct {
+	On         bool // --snapshot
+	Only       bool // the snapshot command: stop after the snapshot
+	Batch      int
+	AllowNonTx bool
+}
+
+// AddFlags binds --snapshot and its companions.
+func (o *SnapshotOptions) AddFlags(f *pflag.FlagSet, command bool) {
+	if !command {
+		f.BoolVar(&o.On, "snapshot", false, "with no checkpoint yet: copy the selected tables as they are now (op \"snapshot\" lines, or rows on --to), then stream from exactly that position")
+	}
+	f.IntVar(&o.Batch, "snapshot-batch", 1000, "snapshot rows per sink transaction (per target commit with --to mysql://)")
+	f.BoolVar(&o.AllowNonTx, "allow-non-transactional", false, "snapshot MyISAM/Aria/MEMORY tables too (read as they are when read, not at the snapshot's position: only safe when nothing writes to them meanwhile)")
+}
+
+const snapshotUsage = `Usage: binlogcdc snapshot --source mysql://user@host:port [flags]
+
+Copies the selected tables as they are at one binlog position, without
+stopping the server, then prints that position (file:pos and GTID
+position) and saves it with --checkpoint: 'binlogcdc stream --checkpoint
+FILE' (or --to the same target) then continues from exactly there, so
+every change is delivered once.
+
+Rows are JSON lines with "op":"snapshot" and "after" only (stdout or -o),
+encoded exactly as 'read' encodes the same values from a binlog; with
+--to mysql://… they are inserted into the target (tables created when
+missing, exactly once: see the README, "Snapshot"); with --to kafka://…
+they are published like inserts, keyed by primary key.
+
+MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT and the
+binlog_snapshot_file/position status give the exact position without any
+lock. MySQL: FLUSH TABLES WITH READ LOCK is held for the moment the
+snapshot starts (needs RELOAD). The user needs SELECT on the tables, and
+what stream needs (REPLICATION SLAVE, REPLICATION CLIENT or BINLOG
+MONITOR). Tables must be InnoDB (see --allow-non-transactional).
+
+Flags:
+`
+
+func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Writer, sig *signals) error {
+	var o StreamOptions
+	f, err := parseFlags("snapshot", snapshotUsage, args, stderr, func(f *pflag.FlagSet) {
+		o.AddFlags(f)
+		for _, n := range []string{"start-position", "start-gtid", "from", "checkpoint-interval", "heartbeat", "snapshot", "ddl"} {
+			f.MarkHidden(n)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usageError{msg: "snapshot takes no arguments", hint: "--tables shop.orders"}
+	}
+	for _, n := range []string{"start-position", "start-gtid", "from", "snapshot"} {
+		if f.Changed(n) {
+			return usageError{msg: "--" + n + " is not a snapshot flag", hint: "a snapshot starts now; 'binlogcdc stream' takes start flags"}
+		}
+	}
+	o.Snapshot.On, o.Snapshot.Only = true, true
+	if err := o.Kafka.take(f, &o.Replay.To); err != nil {
+		return err
+	}
+	if err := o.Replay.check(f, &o.DDL); err != nil {
+		return err
+	}
+	if err := checkStreamArgs(&o); err != nil {
+		return err
+	}
+	if err := o.checkSnapshotArgs(); err != nil {
+		return err
+	}
+	if o.Checkpoint != "" {
+		if _, err := os.Stat(o.Checkpoint); err == nil {
+			return usageError{msg: "--checkpoint " + o.Checkpoint + " exists: a snapshot starts a stream anew", hint: "resume it with 'binlogcdc stream --checkpoint " + o.Checkpoint + "', or move it away"}
+		}
+	}
+	return runStream(ctx, o, stdout, stderr, sig)
+}
+
+// checkSnapshotArgs checks --snapshot against the other flags.
+func (o *StreamOptions) checkSnapshotArgs() error {
+	if !o.Snapshot.On {
+		return nil
+	}
+	if o.Kafka.ExactlyOnce {
+		return usageError{msg: "--snapshot with --kafka-exactly-once is not supported yet", hint: "snapshot at-least-once (without --kafka-exactly-once), or start from the binlogs"}
+	}
+	if o.Replay.To == "" && o.Replay.enabled() {
+		return usageError{msg: "--snapshot writes JSON lines, --to mysql:// or --to kafka://, not SQL text", hint: "drop --format sql, or use --to mysql://…"}
+	}
+	if o.Snapshot.Batch <= 0 {
+		return usageError{msg: "--snapshot-batch must be positive", hint: "--snapshot-batch 1000"}
+	}
+	return nil
+}
+
+// streamSnapshot is a snapshot that stream takes before following.
+type streamSnapshot struct {
+	src    *snapshot.Source
+	tables []snapshot.TableInfo
+	redo   bool // a target's earlier snapshot did not finish
+}
+
+// snapshotTargetResume returns the target's checkpoint unless a snapshot
+// into it did not finish: then there is none, and the snapshot is taken
+// again (its tables emptied).
+func (o *StreamOptions) snapshotTargetResume(rp *replayRun, cp *checkpoint.Checkpoint, logf func(string, ...any)) (*checkpoint.Checkpoint, bool, error) {
+	if !o.Snapshot.On || rp == nil || rp.target == nil {
+		return cp, false, nil
+	}
+	unfinished, err := rp.target.SnapshotUnfinished()
+	if err != nil || !unfinished {
+		return cp, false, err
+	}
+	logf("the last snapshot into the target (replica %q) did not finish: taking it again", o.Replay.ReplicaName)
+	return nil, true, nil
+}
+
+// beginSnapshot opens the consistent snapshot and lists its tables.
+func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, rp *replayRun, redo bool, logf func(string, ...any)) (*streamSnapshot, error) {
+	if o.Output != "" && o.Checkpoint != "" {
+		// No checkpoint yet: the file must not hold an earlier, unfinished snapshot.
+		if st, err := os.Stat(o.Output); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			return nil, fmt.Errorf("--snapshot: -o %s is not empty but the checkpoint %s does not exist: it holds an earlier snapshot that did not finish, or another stream's output; move it away to take the snapshot", o.Output, o.Checkpoint)
+		}
+	}
+	conn, err := binlog.Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	src, err := snapshot.Begin(ctx, conn, flavor)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	tables, skipped, err := src.Tables(filter, o.Snapshot.AllowNonTx)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	for _, s := range skipped {
+		logf("snapshot: skipped %s", s)
+	}
+	p := src.Pos
+	gt := ""
+	if p.GTID != "" {
+		gt = " (GTID position " + p.GTID + ")"
+	}
+	logf("snapshot of %d tables consistent with %s:%d%s", len(tables), p.File, p.Offset, gt)
+	if rp != nil && rp.target != nil {
+		if err := rp.target.BeginSnapshot(p.Pos()); err != nil {
+			src.Close()
+			return nil, err
+		}
+	}
+	return &streamSnapshot{src: src, tables: tables, redo: redo}, nil
+}
+
+// copy writes the snapshot's rows to sk; then the target (if any) holds
+// the snapshot's position as its checkpoint.
+func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, o *StreamOptions, stderr io.Writer) error {
+	defer s.src.Close()
+	opts := snapshot.Options{Batch: o.Snapshot.Batch}
+	if rp != nil && rp.target != nil {
+		sk = snapshot.AsInserts(sk)
+		opts.BeforeTable = func(t *tablemap.Table) error { return rp.target.PrepareSnapshotTable(t, s.redo) }
+	}
+	if o.Progress || isTerminal(stderr) {
+		var mu sync.Mutex
+		last := time.Time{}
+		opts.Progress = func(p snapshot.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(last) < 5*time.Second && p.TablesDone < p.Tables {
+				return
+			}
+			last = time.Now()
+			left := "?"
+			if l := p.Left(); l > 0 {
+				left = l.Round(time.Second).String()
+			}
+			fmt.Fprintf(stderr, "binlogcdc: snapshot: %d of %d tables, %d rows (~%d in all), %.0f rows/s, ~%s left; reading %s\n",
+				p.TablesDone, p.Tables, p.Rows, p.EstimatedRows, float64(p.Rows)/max(p.Elapsed.Seconds(), 0.001), left, p.Table)
+		}
+	}
+	start := time.Now()
+	st, err := s.src.Copy(ctx, sk, s.tables, opts)
+	if err != nil {
+		return err
+	}
+	if rp != nil && rp.target != nil {
+		if err := rp.target.EndSnapshot(); err != nil {
+			return err
+		}
+	}
+	d := time.Since(start)
+	fmt.Fprintf(stderr, "binlogcdc: snapshot: %d rows of %d tables in %v (%.0f rows/s), consistent with %s:%d\n",
+		st.Rows, st.Tables, d.Round(time.Millisecond), float64(st.Rows)/max(d.Seconds(), 0.001), s.src.Pos.File, s.src.Pos.Offset)
+	return nil
+}
+
+// finishSnapshot ends the snapshot command: the rows are durable and the
+// checkpoint saved.
+func finishSnapshot(ctx context.Context, snap *streamSnapshot, sk sink.Sink, saver *checkpoint.Saver, rp *replayRun, stderr io.Writer) error {
+	if snap == nil {
+		return fmt.Errorf("the target already has a checkpoint (replica %q): it is past its snapshot; resume it with 'binlogcdc stream', or use another --replica-name", rp.o.ReplicaName)
+	}
+	if err := sk.Close(ctx); err != nil {
+		return err
+	}
+	if err := saver.Flush(); err != nil {
+		return err
+	}
+	p := snap.src.Pos
+	fmt.Fprintf(stderr, "binlogcdc: snapshot position %s:%d", p.File, p.Offset)
+	if p.GTID != "" {
+		fmt.Fprintf(stderr, ", GTID position %s", p.GTID)
+	}
+	if saver.Path != "" {
+		fmt.Fprintf(stderr, "; saved in %s", saver.Path)
+	}
+	fmt.Fprintln(stderr)
+	return nil
+}

@@ -1,0 +1,233 @@
+// Package snapshot copies the tables of a live MySQL or MariaDB server as
+// they were at one binlog position, without stopping the server, and
+// turns their rows into the same change.Value as the binlog gives for
+// them: the start of a CDC stream that begins from the data already there.
+//
+// # Consistency
+//
+// MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT, then the
+// binlog_snapshot_file and binlog_snapshot_position status variables: the
+// binlog position the transaction's read view is exactly consistent with
+// (InnoDB and the binlog agree on it without any lock). The GTID position
+// is BINLOG_GTID_POS() of that position.
+//
+// MySQL: it has no such status, so the snapshot is opened under FLUSH
+// TABLES WITH READ LOCK (held only while the transaction starts and the
+// position is read: SHOW BINARY LOG STATUS / SHOW MASTER STATUS, which
+// also gives the executed GTID set), then UNLOCK TABLES. This needs the
+// RELOAD privilege and waits for running statements; it is not tested
+// here (no MySQL server runs in the tests).
+//
+// Only transactional tables (InnoDB) are read inside the snapshot; a
+// table of another engine (MyISAM, Aria, MEMORY…) is read as it is at the
+// moment of reading, so it is refused unless AllowNonTransactional.
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// Position is the binlog position a snapshot is consistent with: the
+// first change not in it starts at File:Offset.
+type Position struct {
+	File   string
+	Offset uint64
+	// GTID is the GTID position at File:Offset: MariaDB's
+	// BINLOG_GTID_POS (one GTID per domain), MySQL's gtid_executed.
+	GTID string
+	// Time is when the snapshot was taken (the server's clock, UTC).
+	Time time.Time
+}
+
+// Pos returns File:Offset.
+func (p Position) Pos() change.Position { return change.Position{File: p.File, Offset: p.Offset} }
+
+// Source is an open consistent snapshot: one connection holding a
+// REPEATABLE READ transaction.
+type Source struct {
+	conn    *client.Conn
+	mariadb bool
+	Pos     Position
+}
+
+// Begin starts the snapshot on conn (which it owns from then on: Close
+// closes it). flavor is "mariadb" or "mysql".
+func Begin(ctx context.Context, conn *client.Conn, flavor string) (*Source, error) {
+	s := &Source{conn: conn, mariadb: flavor == "mariadb"}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	for _, q := range []string{
+		"SET SESSION time_zone = '+00:00'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET SESSION sql_mode = ''", // no PAD_CHAR_TO_FULL_LENGTH, no ANSI_QUOTES
+		"SET SESSION character_set_results = NULL",
+		// A slow sink must not make the server give up on the SELECT.
+		"SET SESSION net_write_timeout = 86400",
+	} {
+		if _, err := conn.Execute(q); err != nil {
+			return nil, s.err(ctx, q, err)
+		}
+	}
+	if _, err := conn.Execute("SET SESSION max_statement_time = 0"); err != nil && s.mariadb {
+		return nil, s.err(ctx, "SET SESSION max_statement_time = 0", err)
+	}
+	var err error
+	if s.mariadb {
+		err = s.beginMariaDB()
+	} else {
+		err = s.beginMySQL()
+	}
+	if err != nil {
+		return nil, s.err(ctx, "opening the snapshot", err)
+	}
+	r, err := conn.Execute("SELECT UNIX_TIMESTAMP()")
+	if err != nil {
+		return nil, s.err(ctx, "SELECT UNIX_TIMESTAMP()", err)
+	}
+	if sec, err := r.GetInt(0, 0); err == nil {
+		s.Pos.Time = time.Unix(sec, 0).UTC()
+	}
+	return s, nil
+}
+
+func (s *Source) err(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("snapshot: %s: %w", what, err)
+}
+
+func (s *Source) beginMariaDB() error {
+	if _, err := s.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		return err
+	}
+	r, err := s.conn.Execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+	if err != nil {
+		return err
+	}
+	for i := range r.Values {
+		name, _ := r.GetString(i, 0)
+		val, _ := r.GetString(i, 1)
+		switch strings.ToLower(name) {
+		case "binlog_snapshot_file":
+			s.Pos.File = baseName(val)
+		case "binlog_snapshot_position":
+			s.Pos.Offset, _ = strconv.ParseUint(val, 10, 64)
+		}
+	}
+	if s.Pos.File == "" || s.Pos.Offset < 4 {
+		return errors.New("the server gives no binlog_snapshot_file/binlog_snapshot_position: is log_bin on?")
+	}
+	r, err = s.conn.Execute("SELECT BINLOG_GTID_POS(?, ?)", s.Pos.File, s.Pos.Offset)
+	if err != nil {
+		return err
+	}
+	s.Pos.GTID, _ = r.GetString(0, 0)
+	return nil
+}
+
+func (s *Source) beginMySQL() error {
+	if _, err := s.conn.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
+		return fmt.Errorf("%w (MySQL needs the RELOAD privilege for the moment the snapshot starts)", err)
+	}
+	defer s.conn.Execute("UNLOCK TABLES")
+	if _, err := s.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		return err
+	}
+	r, err := s.conn.Execute("SHOW BINARY LOG STATUS")
+	if err != nil {
+		if r, err = s.conn.Execute("SHOW MASTER STATUS"); err != nil {
+			return err
+		}
+	}
+	if len(r.Values) == 0 {
+		return errors.New("SHOW MASTER STATUS is empty: is log_bin on?")
+	}
+	file, _ := r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	s.Pos.File, s.Pos.Offset = baseName(file), pos
+	if len(r.Fields) >= 5 {
+		g, _ := r.GetString(0, 4)
+		s.Pos.GTID = strings.ReplaceAll(strings.ReplaceAll(g, "\n", ""), " ", "")
+	}
+	_, err = s.conn.Execute("UNLOCK TABLES")
+	return err
+}
+
+func baseName(f string) string {
+	if i := strings.LastIndexAny(f, "/\\"); i >= 0 {
+		return f[i+1:]
+	}
+	return f
+}
+
+// Close ends the snapshot's transaction and closes the connection.
+func (s *Source) Close() error {
+	s.conn.Execute("COMMIT")
+	return s.conn.Close()
+}
+
+// TableInfo is a table the snapshot copies.
+type TableInfo struct {
+	DB, Name string
+	Engine   string
+	Rows     uint64 // the server's estimate
+}
+
+// systemDBs are never copied.
+var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
+
+// Tables lists the base tables the filter selects, in name order.
+// Views, sequences and system-versioned tables are skipped (skipped names
+// them). A table of a non-transactional engine is an error unless
+// allowNonTx.
+func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []TableInfo, skipped []string, err error) {
+	if _, err := s.conn.Execute("SET SESSION character_set_results = utf8mb4"); err != nil {
+		return nil, nil, err
+	}
+	r, err := s.conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, IFNULL(ENGINE,''), IFNULL(TABLE_ROWS,0) FROM information_schema.TABLES ORDER BY TABLE_SCHEMA, TABLE_NAME")
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot: listing tables: %w", err)
+	}
+	var nonTx []string
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		typ, _ := r.GetString(i, 2)
+		engine, _ := r.GetString(i, 3)
+		rows, _ := r.GetUint(i, 4)
+		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && name == "checkpoint") {
+			continue
+		}
+		if filter != nil && !filter.Table(db, name) {
+			continue
+		}
+		q := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
+		if typ != "BASE TABLE" {
+			if typ != "VIEW" && typ != "SYSTEM VIEW" {
+				skipped = append(skipped, q+" ("+strings.ToLower(typ)+")")
+			}
+			continue
+		}
+		if !strings.EqualFold(engine, "InnoDB") && !allowNonTx {
+			nonTx = append(nonTx, q+" ("+engine+")")
+		}
+		tables = append(tables, TableInfo{DB: db, Name: name, Engine: engine, Rows: rows})
+	}
+	if len(nonTx) > 0 {
+		return nil, nil, fmt.Errorf("snapshot: not transactional: %s. A consistent snapshot cannot include such a table: its rows could miss or repeat changes near the snapshot's position. Exclude it with --exclude-tables, convert it to InnoDB, or pass --allow-non-transactional when nothing writes to it while the snapshot runs",
+			strings.Join(nonTx, ", "))
+	}
+	return tables, skipped, nil
+}
