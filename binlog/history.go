@@ -87,6 +87,19 @@ func (h *History) ServerUUID(context.Context) (string, error) {
 	return s, err
 }
 
+// ServerID returns the server's @@server_id.
+func (h *History) ServerID(context.Context) (uint32, error) {
+	s, _, err := h.nullableString("SELECT @@server_id")
+	if err != nil {
+		return 0, err
+	}
+	id, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("@@server_id %q: %w", s, err)
+	}
+	return uint32(id), nil
+}
+
 // GTIDSubset reports whether the MySQL GTID set sub is contained in set
 // (GTID_SUBSET).
 func (h *History) GTIDSubset(_ context.Context, sub, set string) (bool, error) {

@@ -38,6 +38,9 @@ type Checkpoint struct {
 	// ServerUUID is a MySQL source's @@server_uuid: a checkpoint without
 	// GTIDs is only used on the server that wrote its positions.
 	ServerUUID string `json:"server_uuid,omitempty"`
+	// ServerID is the source's @@server_id: whether it originated the
+	// last transaction or logged it as a replica (see Resume).
+	ServerID uint32 `json:"server_id,omitempty"`
 	// Output is the absolute path of the -o file and OutputSize its
 	// length after the transaction before File:Offset: a restart cuts off
 	// what was written after it (see OpenOutput).

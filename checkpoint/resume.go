@@ -28,6 +28,8 @@ type Server interface {
 	// XidAt returns the XID of the XID event that ends at file:end; ok is
 	// false when no XID event ends there.
 	XidAt(ctx context.Context, file string, end uint64) (xid uint64, ok bool, err error)
+	// ServerID is the server's @@server_id.
+	ServerID(ctx context.Context) (uint32, error)
 }
 
 // Plan is where a checkpoint resumes on a server.
@@ -178,6 +180,13 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 // and domain (MariaDB's defaults) log the same GTIDs, at the same
 // positions for the same statements, but their XIDs count every query the
 // server ran.
+//
+// A replica logs its primary's transactions under their GTIDs with XIDs
+// of its own, often at the same positions (a replica that followed its
+// primary from the start writes the same binlog): where this server or
+// the checkpoint's did not originate the last transaction (its server_id
+// is not the GTID's), the XIDs cannot agree, and the GTIDs, which
+// replication keeps, identify it.
 func (r *resumer) sameXid(ctx context.Context) error {
 	if r.cp.LastXid == 0 {
 		return nil
@@ -189,11 +198,20 @@ func (r *resumer) sameXid(ctx context.Context) error {
 	if !ok {
 		return r.foreign(fmt.Sprintf("its last transaction %s ended with an XID event at %s:%d, and no XID event ends there on this server", r.cp.LastGTID, r.cp.File, r.cp.Offset))
 	}
-	if xid != r.cp.LastXid {
-		return r.foreign(fmt.Sprintf("its last transaction %s (xid %d) is another one than this server's %s ending at %s:%d (xid %d): the servers log the same GTIDs (the same server_id and domain)",
-			r.cp.LastGTID, r.cp.LastXid, r.cp.LastGTID, r.cp.File, r.cp.Offset, xid))
+	if xid == r.cp.LastXid {
+		return nil
 	}
-	return nil
+	if g, ok := ParseMariaGTID(r.cp.LastGTID); ok {
+		id, err := r.srv.ServerID(ctx)
+		if err != nil {
+			return err
+		}
+		if id != g.Server || r.cp.ServerID != 0 && r.cp.ServerID != g.Server {
+			return nil // replicated: see above
+		}
+	}
+	return r.foreign(fmt.Sprintf("its last transaction %s (xid %d) is another one than this server's %s ending at %s:%d (xid %d): the servers log the same GTIDs (the same server_id and domain)",
+		r.cp.LastGTID, r.cp.LastXid, r.cp.LastGTID, r.cp.File, r.cp.Offset, xid))
 }
 
 func (r *resumer) mysql(ctx context.Context) (Plan, error) {

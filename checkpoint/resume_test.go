@@ -19,6 +19,7 @@ type fakeServer struct {
 	uuid   string
 	subset bool
 	xids   map[string]uint64 // "file:end" → the XID of the XID event ending there
+	id     uint32            // @@server_id
 }
 
 func (f *fakeServer) Flavor() string                                           { return f.flavor }
@@ -30,6 +31,8 @@ func (f *fakeServer) GTIDPosAt(_ context.Context, file string, pos uint64) (stri
 	s, ok := f.at[file+":"+itoa(pos)]
 	return s, ok, nil
 }
+
+func (f *fakeServer) ServerID(context.Context) (uint32, error) { return f.id, nil }
 
 func (f *fakeServer) XidAt(_ context.Context, file string, end uint64) (uint64, bool, error) {
 	x, ok := f.xids[file+":"+itoa(end)]
@@ -183,10 +186,10 @@ func TestResumeByGTIDNeedsEveryDomain(t *testing.T) {
 
 // Where the GTIDs match at the position, the XID of the transaction that
 // ends there must be the checkpoint's: servers with one server_id log
-// the same GTIDs.
+// the same GTIDs. Unless one of the two servers logged it as a replica.
 func TestResumeChecksXid(t *testing.T) {
 	srv := &fakeServer{flavor: "mariadb", files: []string{"binlog.000001"}, at: map[string]string{"binlog.000001:1774": "0-1-7"},
-		state: "0-1-9", xids: map[string]uint64{"binlog.000001:1774": 40}}
+		state: "0-1-9", xids: map[string]uint64{"binlog.000001:1774": 40}, id: 1}
 	cp := &Checkpoint{File: "binlog.000001", Offset: 1774, LastGTID: "0-1-7", GTIDSet: "0-1-7", LastXid: 40, Server: "a:3306"}
 	if p, err := Resume(context.Background(), srv, cp, "cp.json", "a:3306"); err != nil || p.Pos != cp.Position() {
 		t.Errorf("the same xid: %+v, %v", p, err)
@@ -196,6 +199,22 @@ func TestResumeChecksXid(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "(xid 33) is another one than this server's 0-1-7 ending at binlog.000001:1774 (xid 40)") {
 		t.Errorf("another xid: %v", err)
 	}
+	cp.ServerID = 1 // saved against a server with server_id 1: the same
+	if _, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306"); err == nil || !strings.Contains(err.Error(), "is another one") {
+		t.Errorf("another xid, both servers with the GTID's server_id: %v", err)
+	}
+	// A replica logs its primary's transactions with XIDs of its own, at
+	// the same positions when it followed the primary from the start:
+	// after a failover to it (server_id 2), or from it back to the primary.
+	srv.id = 2
+	if p, err := Resume(context.Background(), srv, cp, "cp.json", "r:3306"); err != nil || p.Pos != cp.Position() {
+		t.Errorf("a replica's xid: %+v, %v", p, err)
+	}
+	srv.id, cp.ServerID = 1, 2
+	if p, err := Resume(context.Background(), srv, cp, "cp.json", "a:3306"); err != nil || p.Pos != cp.Position() {
+		t.Errorf("saved against a replica, resumed on the primary: %+v, %v", p, err)
+	}
+	cp.ServerID = 0
 	delete(srv.xids, "binlog.000001:1774")
 	if _, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306"); err == nil || !strings.Contains(err.Error(), "no XID event ends there") {
 		t.Errorf("no XID event: %v", err)

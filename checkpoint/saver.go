@@ -16,9 +16,10 @@ import (
 type Saver struct {
 	Path     string        // "" : keep track, save nothing
 	Interval time.Duration // 0: save after every transaction
-	// Server (host:port) and, on MySQL, ServerUUID go into every
-	// checkpoint.
+	// Server (host:port), ServerID and, on MySQL, ServerUUID go into
+	// every checkpoint.
 	Server, ServerUUID string
+	ServerID           uint32
 	// Output, if set, is the -o file: synced before each save, and its
 	// size saved with the position.
 	Output *Output
@@ -62,7 +63,7 @@ func (s *Saver) Start(next change.Position, gtidPos string) error {
 // checkpoint builds the checkpoint after tx; s.mu is held.
 func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
 	c := &Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID, LastXid: tx.Xid,
-		GTIDSet: s.gtids.String(), Server: s.Server, ServerUUID: s.ServerUUID}
+		GTIDSet: s.gtids.String(), Server: s.Server, ServerUUID: s.ServerUUID, ServerID: s.ServerID}
 	s.Output.record(c)
 	return c
 }

@@ -213,6 +213,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return err
 	}
 	cfg.Flavor = info.Flavor
+	saver.ServerID = info.ServerID
 	logf("connected to %s (%s %s, server_id %d), binlog_row_image=%s, as replica server_id %d",
 		o.Conn.redactedSource(), info.Flavor, info.Version, info.ServerID, info.RowImage, cfg.ServerID)
 	if !strings.EqualFold(info.RowImage, "FULL") {
