@@ -64,6 +64,19 @@ var alterCases = []alterCase{
 		"ALTER TABLE chain_temporal MODIFY dt DATETIME, MODIFY d DATE",
 		"ALTER TABLE chain_temporal MODIFY dt VARCHAR(40)",
 	}},
+	{name: "text_to_dates", setup: []string{
+		"SET SESSION sql_mode = ''",
+		"CREATE TABLE text_to_dates (id INT PRIMARY KEY, d VARCHAR(20), dt VARCHAR(30), t VARCHAR(20))",
+		"INSERT INTO text_to_dates VALUES (1, '2024-02-30', '2024-02-29 23:59:59.5', '2024-01-01'), (2, '2024-13-01', '2023-02-29 10:00:00', '0000-00-00'), " +
+			"(3, '2024-00-10', '2024-01-01 24:00:00', '2024-04-31'), (4, '0000-00-00', '0000-00-00 00:00:00', '2024-00-00')",
+		"ALTER TABLE text_to_dates MODIFY d DATE, MODIFY dt DATETIME(1), MODIFY t DATE",
+		"SET SESSION sql_mode = 'ALLOW_INVALID_DATES'",
+		"INSERT INTO text_to_dates VALUES (5, '2024-01-01', '2024-01-01 00:00:00', '2024-01-01')",
+		"ALTER TABLE text_to_dates MODIFY t VARCHAR(20)",
+		"UPDATE text_to_dates SET t = '2024-02-31' WHERE id = 5",
+		"ALTER TABLE text_to_dates MODIFY t DATE",
+		"SET SESSION sql_mode = DEFAULT",
+	}},
 	{name: "chain_round_fractional", setup: []string{
 		"SET SESSION sql_mode = CONCAT(@@sql_mode, ',TIME_ROUND_FRACTIONAL')",
 		"CREATE TABLE chain_round_fractional (id INT PRIMARY KEY, dt DATETIME(6), t TIME(4), ts TIMESTAMP(6) NULL)",

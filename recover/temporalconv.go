@@ -46,6 +46,11 @@ func toTemporal(v change.Value, fc, tc category, from, to *tablemap.Column, sess
 		if !canonicalTemporal(s, tc) {
 			return implicitDefault(to), false
 		}
+		if !validDate(s) {
+			// Not a date the server stores: a non-strict ALTER stores zero.
+			zero := implicitDefault(&tablemap.Column{Type: to.Type, FSP: to.FSP})
+			return zero, true
+		}
 	default:
 		return implicitDefault(to), false
 	}
@@ -252,4 +257,32 @@ func toYear(v change.Value, fc category, to *tablemap.Column) (change.Value, boo
 		n += 1900
 	}
 	return change.IntValue(n), ok
+}
+
+// validDate reports whether the canonical date or datetime text is one
+// an ALTER TABLE stores as it is: month up to 12, a day within the
+// month's (zero parts allowed; ALLOW_INVALID_DATES does not apply to
+// ALTER's copy, the e2e test shows), a clock within 23:59:59.
+func validDate(s string) bool {
+	date, clock, _ := strings.Cut(s, " ")
+	y, _ := strconv.Atoi(date[:4])
+	m, _ := strconv.Atoi(date[5:7])
+	d, _ := strconv.Atoi(date[8:10])
+	if m > 12 || d > 31 {
+		return false
+	}
+	if m > 0 && d > 0 {
+		if d > time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+			return false
+		}
+	}
+	if clock != "" {
+		h, _ := strconv.Atoi(clock[0:2])
+		mi, _ := strconv.Atoi(clock[3:5])
+		sec, _ := strconv.Atoi(clock[6:8])
+		if h > 23 || mi > 59 || sec > 59 {
+			return false
+		}
+	}
+	return true
 }
