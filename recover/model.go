@@ -285,7 +285,7 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
 		// The keys stay: convert the rows where they are.
 		if !ch.identity {
 			s.cv.at = change.Position{}
-			for _, e := range s.rows {
+			for _, e := range s.sorted1() { // in order: the notes name the first rows
 				e.row = s.cv.applyInto(ch, e.row, true, true)
 			}
 		}
