@@ -207,7 +207,7 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 		typ, _ := r.GetString(i, 2)
 		engine, _ := r.GetString(i, 3)
 		rows, _ := r.GetUint(i, 4)
-		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && name == "checkpoint") {
+		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && (name == "checkpoint" || name == "snapshot")) {
 			continue
 		}
 		if filter != nil && !filter.Table(db, name) {

@@ -197,7 +197,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		}
 		return nil
 	}
-	if c.Table.DB == "binlogcdc" && c.Table.Name == "checkpoint" {
+	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot") {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
 	o := op{c: *c}
