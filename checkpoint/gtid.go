@@ -59,13 +59,19 @@ func ParseMariaPos(s string) (MariaPos, bool) {
 // Add records g as its domain's last GTID.
 func (p MariaPos) Add(g MariaGTID) { p[g.Domain] = g }
 
-// String formats the position ordered by domain ("" when empty).
-func (p MariaPos) String() string {
+// domains returns p's domains in order.
+func (p MariaPos) domains() []uint32 {
 	ds := make([]uint32, 0, len(p))
 	for d := range p {
 		ds = append(ds, d)
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds
+}
+
+// String formats the position ordered by domain ("" when empty).
+func (p MariaPos) String() string {
+	ds := p.domains()
 	parts := make([]string, len(ds))
 	for i, d := range ds {
 		parts[i] = p[d].String()

@@ -125,6 +125,9 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 		return Plan{}, err
 	}
 	if !ParseMariaState(state).Contains(want) {
+		if err := r.ahead(ctx, want, state); err != nil {
+			return Plan{}, err
+		}
 		why := fmt.Sprintf("this server has not logged its GTID position %s (the server's GTID state is %q)", want, state)
 		if r.has {
 			why = fmt.Sprintf("%s:%d is not where its last transaction %s ends on this server, and %s", cp.File, cp.Offset, want, why)
@@ -173,6 +176,44 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 		note = fmt.Sprintf("this server has no binlog %s (the checkpoint was saved against %s: a failover?)", cp.File, orUnknown(cp.Server))
 	}
 	return Plan{GTIDSet: want.String(), Note: note + fmt.Sprintf(", but its history holds the checkpoint's GTID position %s: resuming after it by GTID", want)}, nil
+}
+
+// ahead refuses a checkpoint that is ahead of this server: the server
+// logged transactions of the checkpoint's origin servers, but not up to
+// the checkpoint's last ones. After a failover to a replica that had not
+// received them when its primary died, the output holds changes the new
+// primary never had. Neither resuming (the output would disagree with
+// the server) nor starting over (the changes since would repeat) is
+// right: the user must reconcile. nil when the checkpoint is not ahead,
+// or when this server originated those GTIDs itself (its server_id is
+// theirs): it may be another server with the same server_id, whose
+// history is another one (see foreign).
+func (r *resumer) ahead(ctx context.Context, want MariaPos, state string) error {
+	id, err := r.srv.ServerID(ctx)
+	if err != nil {
+		return err
+	}
+	st := ParseMariaState(state)
+	var missing []string
+	for _, d := range want.domains() {
+		g := want[d]
+		have, ok := st[[2]uint32{g.Domain, g.Server}]
+		if !ok || g.Server == id {
+			return nil // no transaction of that origin here, or its own
+		}
+		if have < g.Seq {
+			from := MariaGTID{Domain: g.Domain, Server: g.Server, Seq: have + 1}
+			missing = append(missing, fmt.Sprintf("%s … %s", from, g))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &binlog.PreflightError{
+		Problem: fmt.Sprintf("the checkpoint in %s (saved against %s) is ahead of this server (%s): it was saved after %s, but this server's GTID state is %q: the transactions %s were delivered, and this server never logged them (lost with a failed primary?)",
+			r.path, orUnknown(r.cp.Server), r.addr, want, state, strings.Join(missing, ", ")),
+		Hint: "what was delivered holds changes this server does not have: reconcile them first. Then, to follow this server, move the checkpoint away and start with --start-gtid at this server's GTID position (SELECT @@gtid_binlog_pos). If the server that has them comes back, resume there",
+	}
 }
 
 // sameXid checks, where the checkpoint's GTIDs end at its position, that

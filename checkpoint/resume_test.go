@@ -19,7 +19,7 @@ type fakeServer struct {
 	uuid   string
 	subset bool
 	xids   map[string]uint64 // "file:end" → the XID of the XID event ending there
-	id     uint32            // @@server_id
+	id     uint32            // @@server_id; 0: 1, the default
 }
 
 func (f *fakeServer) Flavor() string                                           { return f.flavor }
@@ -32,7 +32,12 @@ func (f *fakeServer) GTIDPosAt(_ context.Context, file string, pos uint64) (stri
 	return s, ok, nil
 }
 
-func (f *fakeServer) ServerID(context.Context) (uint32, error) { return f.id, nil }
+func (f *fakeServer) ServerID(context.Context) (uint32, error) {
+	if f.id == 0 {
+		return 1, nil // MariaDB's default
+	}
+	return f.id, nil
+}
 
 func (f *fakeServer) XidAt(_ context.Context, file string, end uint64) (uint64, bool, error) {
 	x, ok := f.xids[file+":"+itoa(end)]
@@ -222,5 +227,22 @@ func TestResumeChecksXid(t *testing.T) {
 	cp.LastXid = 0 // a DDL, or a checkpoint of an older binlogcdc
 	if _, err := Resume(context.Background(), srv, cp, "cp.json", "b:3306"); err != nil {
 		t.Errorf("without an xid: %v", err)
+	}
+}
+
+// A checkpoint ahead of the server (a promoted replica that had not
+// received the primary's last transactions) is refused as such, naming
+// the transactions the server lacks; one of another history is foreign.
+func TestResumeAhead(t *testing.T) {
+	srv := &fakeServer{flavor: "mariadb", files: []string{"binlog.000001", "binlog.000002"}, state: "0-1-55,0-2-57", id: 2}
+	cp := &Checkpoint{File: "binlog.000003", Offset: 900, LastGTID: "0-1-60", GTIDSet: "0-1-60", Server: "a:3306"}
+	_, err := Resume(context.Background(), srv, cp, "cp.json", "r:3306")
+	if err == nil || !strings.Contains(err.Error(), "is ahead of this server (r:3306): it was saved after 0-1-60") ||
+		!strings.Contains(err.Error(), "the transactions 0-1-56 … 0-1-60 were delivered, and this server never logged them") {
+		t.Errorf("ahead: %v", err)
+	}
+	cp.GTIDSet, cp.LastGTID = "0-3-60", "0-3-60"
+	if _, err := Resume(context.Background(), srv, cp, "cp.json", "r:3306"); err == nil || !strings.Contains(err.Error(), "does not belong to this server") {
+		t.Errorf("another history: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -110,35 +111,77 @@ func TestFailover(t *testing.T) {
 	}
 }
 
+// foConsumers are the three consumers of a failover test: stream
+// --checkpoint -o, stream --to a third server, stream --to kafka://
+// --kafka-exactly-once.
+type foConsumers struct {
+	t                    *testing.T
+	dir, cp, out, prefix string
+	dst                  *testserver.Server
+	brokers              []string
+}
+
+var foNames = []string{"json", "to", "kafka"}
+
+func newFoConsumers(t *testing.T) *foConsumers {
+	dir := t.TempDir()
+	return &foConsumers{t: t, dir: dir, cp: filepath.Join(dir, "cp.json"), out: filepath.Join(dir, "out.jsonl"),
+		dst: testserver.Start(t, testserver.Options{}), brokers: kafkatest.Cluster(t), prefix: kafkatest.Prefix(t)}
+}
+
+// start starts consumer n against s.
+func (c *foConsumers) start(n string, s *testserver.Server, tag string) *stRun {
+	args := map[string][]string{
+		"json": {"--ddl", "--checkpoint", c.cp, "--output", c.out},
+		"to":   {"--to", c.dst.DSN() + "/", "--group-time", "20ms"},
+		"kafka": {"--ddl", "--to", "kafka://" + strings.Join(c.brokers, ","),
+			"--kafka-topic-prefix", c.prefix, "--kafka-exactly-once", "--kafka-replica-name", "fo"},
+	}[n]
+	return stStart(c.t, c.dir, n+"-"+tag, nil, append([]string{"--source", s.DSN(), "--from", "earliest"}, args...)...)
+}
+
+// done returns whether consumer n delivered transaction gtid of s, its
+// last one.
+func (c *foConsumers) done(n string, s *testserver.Server, gtid string) func() bool {
+	t := c.t
+	file, end := stTxEnd(t, s, gtid)
+	return map[string]func() bool{
+		"json": func() bool { return stHasGTID(c.out, gtid) },
+		"to": func() bool {
+			if len(c.dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'")) == 0 {
+				return false
+			}
+			r := c.dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
+			return len(r) == 1 && *r[0][0] == fmt.Sprintf("%s:%d", file, end)
+		},
+		"kafka": func() bool {
+			cp := kfLastCheckpoint(t, c.brokers, c.prefix, "fo")
+			return cp != nil && cp.LastGTID == gtid
+		},
+	}[n]
+}
+
+// stop stops run with SIGTERM, which must exit 0.
+func (c *foConsumers) stop(n string, run *stRun) {
+	c.t.Helper()
+	run.signal(syscall.SIGTERM)
+	if code := run.wait(time.Minute); code != 0 {
+		c.t.Fatalf("%s: SIGTERM: exit %d; stderr:\n%s", n, code, run.errText())
+	}
+}
+
 func foFailover(t *testing.T, rotated bool) {
 	g := rpSeed(t)
 	a, r := foPair(t, rotated)
-	dst := testserver.Start(t, testserver.Options{})
-	brokers := kafkatest.Cluster(t)
-	prefix := kafkatest.Prefix(t)
-	dir := t.TempDir()
-	cp, out := filepath.Join(dir, "cp.json"), filepath.Join(dir, "out.jsonl")
+	c := newFoConsumers(t)
 
 	a.Exec(t, rpSchema...)
 	rpWorkload(t, a, g, 40, true)
-	args := map[string]func(*testserver.Server) []string{
-		"json": func(s *testserver.Server) []string {
-			return []string{"--source", s.DSN(), "--from", "earliest", "--ddl", "--checkpoint", cp, "--output", out}
-		},
-		"to": func(s *testserver.Server) []string {
-			return []string{"--source", s.DSN(), "--from", "earliest", "--to", dst.DSN() + "/", "--group-time", "20ms"}
-		},
-		"kafka": func(s *testserver.Server) []string {
-			return []string{"--source", s.DSN(), "--from", "earliest", "--ddl", "--to", "kafka://" + strings.Join(brokers, ","),
-				"--kafka-topic-prefix", prefix, "--kafka-exactly-once", "--kafka-replica-name", "fo"}
-		},
-	}
-	names := []string{"json", "to", "kafka"}
 	runs := map[string]*stRun{}
-	for _, n := range names {
-		runs[n] = stStart(t, dir, n+"-a", nil, args[n](a)...)
+	for _, n := range foNames {
+		runs[n] = c.start(n, a, "a")
 	}
-	for _, n := range names {
+	for _, n := range foNames {
 		stPoll(t, time.Minute, runs[n], n+" to connect to A", runs[n].ready)
 	}
 	// SIGKILL the JSON and Kafka streams at random moments of the
@@ -161,39 +204,21 @@ func foFailover(t *testing.T, rotated bool) {
 	// The --to stream lost its source: it retries until stopped.
 	to := runs["to"]
 	stPoll(t, time.Minute, to, "the --to stream to retry", func() bool { return strings.Contains(to.errText(), "reconnecting") })
-	to.signal(syscall.SIGTERM)
-	if code := to.wait(time.Minute); code != 0 {
-		t.Fatalf("--to stream: SIGTERM while retrying: exit %d; stderr:\n%s", code, to.errText())
-	}
+	c.stop("--to stream retrying", to)
 
 	rpWorkload(t, r, g, 100, false)
 	rLast := stLastGTID(t, r)
 	if !strings.HasPrefix(rLast, "0-2-") {
 		t.Fatalf("R's last GTID %s, want one of its own (server id 2)", rLast)
 	}
-	for _, n := range names {
-		runs[n] = stStart(t, dir, n+"-r", nil, args[n](r)...)
+	for _, n := range foNames {
+		runs[n] = c.start(n, r, "r")
 	}
-	rFile, rEnd := stTxEnd(t, r, rLast)
-	done := map[string]func() bool{
-		"json": func() bool { return stHasGTID(out, rLast) },
-		"to": func() bool {
-			c := dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
-			return len(c) == 1 && *c[0][0] == fmt.Sprintf("%s:%d", rFile, rEnd)
-		},
-		"kafka": func() bool {
-			c := kfLastCheckpoint(t, brokers, prefix, "fo")
-			return c != nil && c.LastGTID == rLast
-		},
-	}
-	for _, n := range names {
+	for _, n := range foNames {
 		run := runs[n]
-		stPoll(t, 3*time.Minute, run, n+" on R to reach "+rLast, done[n])
-		run.signal(syscall.SIGTERM)
-		if code := run.wait(time.Minute); code != 0 {
-			t.Fatalf("%s on R: SIGTERM: exit %d; stderr:\n%s", n, code, run.errText())
-		}
-		if rotated && !strings.Contains(run.errText(), "resuming after GTID position "+aLast) && !strings.Contains(run.errText(), "resuming after GTID position 0-1-") {
+		stPoll(t, 3*time.Minute, run, n+" on R to reach "+rLast, c.done(n, r, rLast))
+		c.stop(n+" on R", run)
+		if rotated && !strings.Contains(run.errText(), "resuming after GTID position 0-1-") {
 			t.Errorf("%s on R did not resume by GTID:\n%s", n, run.errText())
 		}
 	}
@@ -202,22 +227,19 @@ func foFailover(t *testing.T, rotated bool) {
 	// Every change R's binlog holds (A's transactions as R logged them,
 	// then R's own): the union, each once.
 	want := stRead(t, r, "--ddl")
-	got, err := os.ReadFile(out)
+	got, err := os.ReadFile(c.out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	foSame(t, "stream -o across the failover", got, want)
-	cpAfter := stLoadCP(t, cp)
-	if cpAfter.File != rFile || cpAfter.Offset != rEnd || cpAfter.LastGTID != rLast || cpAfter.Server != r.Addr() {
-		t.Errorf("checkpoint %+v, want %s:%d after %s on %s", cpAfter, rFile, rEnd, rLast, r.Addr())
-	}
+	stCheckCPAtEnd(t, r, c.cp, rLast, r.Addr())
 
-	rpCompare(t, r, dst, "stream --to across the failover")
-	if v, _ := rpRun(t, 0, "verify", "--source", r.DSN(), "--to", dst.DSN()+"/"); !strings.Contains(string(v), "tables are equal") {
+	rpCompare(t, r, c.dst, "stream --to across the failover")
+	if v, _ := rpRun(t, 0, "verify", "--source", r.DSN(), "--to", c.dst.DSN()+"/"); !strings.Contains(string(v), "tables are equal") {
 		t.Errorf("verify:\n%s", v)
 	}
 
-	foKafkaOnce(t, prefix, want, kafkatest.Consume(t, brokers, kafkatest.Topics(t, brokers, prefix+"."), true))
+	foKafkaOnce(t, c.prefix, want, kafkatest.Consume(t, c.brokers, kafkatest.Topics(t, c.brokers, c.prefix+"."), true))
 }
 
 // foKafkaOnce checks that the data and schema records of prefix (read
@@ -273,5 +295,65 @@ func foKafkaOnce(t *testing.T, prefix string, want []byte, recs []*kgo.Record) {
 	}
 	if bytes.Count(want, []byte("\n")) != n {
 		t.Fatalf("%d records, want %d", n, bytes.Count(want, []byte("\n")))
+	}
+}
+
+// TestFailoverCheckpointAhead: R stops replicating (its connection to A
+// lost), A commits more, and the consumers deliver all of it; then A
+// dies and R is promoted without those transactions. Each consumer's
+// resume point is ahead of R: all three refuse (exit 5), naming the
+// transactions R never logged, and change nothing: the output file and
+// checkpoint, the target's checkpoint, Kafka's records.
+func TestFailoverCheckpointAhead(t *testing.T) {
+	t.Parallel()
+	a, r := foPair(t, true)
+	c := newFoConsumers(t)
+	a.Exec(t, "CREATE DATABASE ah", "CREATE TABLE ah.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	for i := 1; i <= 5; i++ {
+		a.Exec(t, fmt.Sprintf("INSERT INTO ah.t VALUES (%d, 'both')", i))
+	}
+	foCatchUp(t, a, r)
+	rHas := stLastGTID(t, r)
+	r.Exec(t, "STOP SLAVE")
+	for i := 6; i <= 9; i++ {
+		a.Exec(t, fmt.Sprintf("INSERT INTO ah.t VALUES (%d, 'lost')", i))
+	}
+	aLast := stLastGTID(t, a)
+	for _, n := range foNames {
+		run := c.start(n, a, "a")
+		stPoll(t, time.Minute, run, n+" to reach "+aLast, c.done(n, a, aLast))
+		c.stop(n, run)
+	}
+	a.Kill(t)
+	r.Exec(t, "RESET SLAVE ALL", "INSERT INTO ah.t VALUES (100, 'r')")
+
+	outBefore, _ := os.ReadFile(c.out)
+	cpBefore, _ := os.ReadFile(c.cp)
+	dstBefore := rpRows(t, c.dst, "SELECT * FROM binlogcdc.checkpoint") + rpRows(t, c.dst, "SELECT * FROM ah.t ORDER BY id")
+	kBefore := len(kafkatest.Consume(t, c.brokers, kafkatest.Topics(t, c.brokers, c.prefix+"."), false))
+	h, _ := checkpoint.ParseMariaGTID(rHas)
+	missing := fmt.Sprintf("the transactions 0-1-%d … %s were delivered, and this server never logged them", h.Seq+1, aLast)
+	for _, n := range foNames {
+		run := c.start(n, r, "r")
+		code := run.wait(time.Minute)
+		errs := run.errText()
+		if code != 5 || !strings.Contains(errs, "is ahead of this server ("+r.Addr()+"): it was saved after "+aLast) ||
+			!strings.Contains(errs, missing) || !strings.Contains(errs, "reconcile them first") {
+			t.Errorf("%s on R: exit %d, want 5 and %q; stderr:\n%s", n, code, missing, errs)
+		} else if n == "json" {
+			t.Logf("refused:\n%s", errs)
+		}
+	}
+	if b, _ := os.ReadFile(c.out); !bytes.Equal(b, outBefore) {
+		t.Errorf("the output changed")
+	}
+	if b, _ := os.ReadFile(c.cp); !bytes.Equal(b, cpBefore) {
+		t.Errorf("the checkpoint changed:\n%s\nwas:\n%s", b, cpBefore)
+	}
+	if got := rpRows(t, c.dst, "SELECT * FROM binlogcdc.checkpoint") + rpRows(t, c.dst, "SELECT * FROM ah.t ORDER BY id"); got != dstBefore {
+		t.Errorf("the target changed:\n%s\nwas:\n%s", got, dstBefore)
+	}
+	if k := len(kafkatest.Consume(t, c.brokers, kafkatest.Topics(t, c.brokers, c.prefix+"."), false)); k != kBefore {
+		t.Errorf("Kafka holds %d records, %d before", k, kBefore)
 	}
 }
