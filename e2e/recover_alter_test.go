@@ -24,6 +24,9 @@ type alterCase struct {
 	// rows are not compared.
 	approx bool
 	toArgs []string // more arguments for --to
+	// schemaLoss: the schema comes from TABLE_MAPs, which lack what the
+	// case's DDL says (reported); only the rows are compared.
+	schemaLoss bool
 }
 
 var alterCases = []alterCase{
@@ -155,6 +158,15 @@ var alterCases = []alterCase{
 		"DROP INDEX iv ON index_ddl",
 		"ALTER TABLE index_ddl MODIFY v VARCHAR(1) NOT NULL",
 	}},
+	{name: "underived_alter", schemaLoss: true, setup: []string{
+		"CREATE TABLE underived_alter (id INT PRIMARY KEY, c FLOAT(7,3), v INT)",
+		"INSERT INTO underived_alter VALUES (1, 1.5, 1), (2, 2.25, 2)",
+		"ALTER TABLE underived_alter MODIFY c FLOAT(7,3) COMMENT 'binlogcdc does not read FLOAT(M,D)'",
+		"INSERT INTO underived_alter VALUES (3, 3.125, 3)",
+		"UPDATE underived_alter SET v = 20 WHERE id = 2",
+		"ALTER TABLE underived_alter MODIFY v BIGINT",
+		"DELETE FROM underived_alter WHERE id = 1",
+	}, notes: []string{"was not derived from its text: FLOAT(M,D) is not reproduced"}},
 	{name: "compressed", setup: []string{
 		"CREATE TABLE compressed (id INT PRIMARY KEY, v VARCHAR(100) COMPRESSED, b BLOB COMPRESSED, t TEXT)",
 		"INSERT INTO compressed VALUES (1, REPEAT('abc', 16), REPEAT(X'00FF', 500), 'x'), (2, 'short', NULL, REPEAT('long ', 100))",
@@ -342,12 +354,15 @@ func runAlterCases(t *testing.T, opts testserver.Options, alterCases []alterCase
 			check := func(how, errs string) {
 				t.Helper()
 				cols, rows, sum := raSnapshot(t, dst, c.name)
+				if c.schemaLoss {
+					cols, w.cols = nil, nil
+				}
 				recSameRows(t, how+" columns", cols, w.cols)
 				if c.approx {
 					rows, w.rows, sum, w.sum = nil, nil, nil, nil
 				}
 				recSameRows(t, how+" rows", rows, w.rows)
-				if strings.Join(cols, "\n") == strings.Join(w.cols, "\n") {
+				if strings.Join(cols, "\n") == strings.Join(w.cols, "\n") && !c.schemaLoss {
 					recSameRows(t, how+" CHECKSUM TABLE", sum, w.sum)
 				}
 				for _, n := range c.notes {

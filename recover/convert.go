@@ -120,7 +120,7 @@ func valueText(v change.Value) string {
 }
 
 type convKey struct {
-	from        *tablemap.Table
+	from, to    *tablemap.Table
 	first, last int // the row's stage, the target's
 }
 
@@ -149,7 +149,8 @@ func (cv *converter) stageOf(pos change.Position) int {
 	return sort.Search(len(cv.stages)-1, func(i int) bool { return before(pos, cv.stages[i+1].alter.ev.Pos) })
 }
 
-// target is the table of stage last: the final table for the last stage.
+// target is the table of stage last: the final table for the last stage;
+// nil when the stage's schema is unknown.
 func (cv *converter) target(last int) *tablemap.Table {
 	if last == len(cv.stages)-1 {
 		return cv.final
@@ -157,12 +158,13 @@ func (cv *converter) target(last int) *tablemap.Table {
 	return cv.stages[last].t
 }
 
-// chainTo returns the chain from rows of from in stage first to stage last.
-func (cv *converter) chainTo(from *tablemap.Table, first, last int) *chain {
-	k := convKey{from, first, last}
+// chainTo returns the chain from rows of from in stage first to the
+// table to of stage last.
+func (cv *converter) chainTo(from *tablemap.Table, first, last int, to *tablemap.Table) *chain {
+	k := convKey{from, to, first, last}
 	ch := cv.cache[k]
 	if ch == nil {
-		ch = cv.build(from, first, last)
+		ch = cv.build(from, first, last, to)
 		cv.cache[k] = ch
 	}
 	return ch
@@ -174,11 +176,16 @@ func (cv *converter) convert(c *change.Change) (change.Change, error) {
 	return cv.convertTo(c, len(cv.stages)-1), nil
 }
 
-// convertTo returns c's images in stage last's schema (Table set to it).
+// convertTo returns c's images in stage last's schema (Table set to it;
+// the change's own table when that stage's schema is unknown).
 func (cv *converter) convertTo(c *change.Change, last int) change.Change {
-	ch := cv.chainTo(c.Table, cv.stageOf(c.Pos), last)
+	to := cv.target(last)
+	if to == nil {
+		to = c.Table
+	}
+	ch := cv.chainTo(c.Table, cv.stageOf(c.Pos), last, to)
 	out := *c
-	out.Table = cv.target(last)
+	out.Table = to
 	if ch.identity {
 		return out
 	}
@@ -236,7 +243,7 @@ func (cv *converter) applyInto(ch *chain, row change.Row, count, inPlace bool) c
 
 // build returns the chain from a row written under from, in stage first,
 // to stage last: one step per stage between whose schema is known.
-func (cv *converter) build(from *tablemap.Table, first, last int) *chain {
+func (cv *converter) build(from *tablemap.Table, first, last int, to *tablemap.Table) *chain {
 	ch := &chain{}
 	cur := from
 	pending := 0 // alters since cur
@@ -252,7 +259,7 @@ func (cv *converter) build(from *tablemap.Table, first, last int) *chain {
 	if first < last {
 		pending++
 	}
-	ch.steps = append(ch.steps, cv.step(cur, cv.target(last), cv.stages[last+1-pending:last+1]))
+	ch.steps = append(ch.steps, cv.step(cur, to, cv.stages[last+1-pending:last+1]))
 	// Skip steps that change nothing.
 	steps := ch.steps[:0]
 	for _, m := range ch.steps {

@@ -257,11 +257,15 @@ type stagedStore struct {
 // apply applies a change in its event-time schema.
 func (s *stagedStore) apply(c *change.Change) {
 	k := s.cv.stageOf(c.Pos)
+	t := s.cv.target(k)
+	if t == nil {
+		t = c.Table // a stage whose schema is unknown: the change's own
+	}
 	if s.store == nil {
-		s.store, s.cur = newStore(s.cv.target(k), false), k
+		s.store, s.cur = newStore(t, false), k
 	}
 	if k > s.cur {
-		s.moveTo(k, s.cv.target(k))
+		s.moveTo(k, t)
 	}
 	cc := s.cv.convertTo(c, k)
 	s.store.apply(&cc)
@@ -278,7 +282,7 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
 	if k == s.cur && s.t == t {
 		return
 	}
-	ch := s.cv.chainTo(s.t, s.cur, k)
+	ch := s.cv.chainTo(s.t, s.cur, k, t)
 	from := s.t
 	s.store.t, s.cur = t, k
 	if samePK(from, t) && keyKept(ch, t) {
@@ -345,8 +349,8 @@ func (s *stagedStore) complete(c *change.Change) change.Change {
 		return out
 	}
 	k := s.cv.stageOf(c.Pos)
-	if k > s.cur {
-		s.moveTo(k, s.cv.target(k))
+	if t := s.cv.target(k); k > s.cur && t != nil {
+		s.moveTo(k, t)
 	}
 	if s.t != c.Table && !sameTable(s.t, c.Table) {
 		return out // an event-time table the stage does not know

@@ -203,7 +203,11 @@ func (c *counter) Commit(context.Context, change.TxEnd) error {
 		case change.Delete:
 			p.inc.Deletes++
 		}
-		if p.inc.lastTable == nil || p.inc.lastTable != p.table && !sameTable(p.inc.lastTable, p.table) {
+		// A TABLE_MAP is kept where the columns change, and the first
+		// one after each ALTER TABLE (the stage's schema, even when that
+		// ALTER changed nothing a TABLE_MAP shows).
+		if p.inc.lastTable == nil || p.inc.lastTable != p.table && !sameTable(p.inc.lastTable, p.table) ||
+			p.inc.alteredBetween(p.inc.lastPos, p.pos) {
 			p.inc.maps = append(p.inc.maps, seenMap{p.pos, p.table})
 		}
 		p.inc.lastTable, p.inc.lastPos = p.table, p.pos

@@ -3,6 +3,7 @@ package recovery
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -282,4 +283,11 @@ func (inc *Incarnation) hadDB(db string) bool {
 		}
 	}
 	return false
+}
+
+// alteredBetween reports whether an ALTER TABLE of the incarnation lies
+// between positions a and b.
+func (inc *Incarnation) alteredBetween(a, b change.Position) bool {
+	i := sort.Search(len(inc.alters), func(i int) bool { return before(a, inc.alters[i].ev.Pos) })
+	return i < len(inc.alters) && before(inc.alters[i].ev.Pos, b)
 }
