@@ -143,7 +143,7 @@ func (cn *canal) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 	b = appendMillis(b, cn.now())
 	b = append(b, `,"type":"`...)
 	switch c.Op {
-	case change.Insert:
+	case change.Insert, change.Snapshot:
 		b = append(b, "INSERT"...)
 	case change.Update:
 		b = append(b, "UPDATE"...)

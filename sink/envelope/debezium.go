@@ -100,7 +100,12 @@ func (d *debezium) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 	b = append(b, d.srcHead...)
 	us := c.Time.UnixMicro()
 	b = strconv.AppendInt(b, floorDiv(us, 1000), 10)
-	b = append(b, k.db...)
+	if c.Op == change.Snapshot { // a snapshot row: Debezium's snapshot "true" and op "r"
+		b = append(b, `,"snapshot":"true"`...)
+		b = append(b, k.db[len(`,"snapshot":"false"`):]...)
+	} else {
+		b = append(b, k.db...)
+	}
 	b = strconv.AppendInt(b, us, 10)
 	b = append(b, `,"ts_ns":`...)
 	b = strconv.AppendInt(b, us*1000, 10)
@@ -122,6 +127,8 @@ func (d *debezium) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 	switch c.Op {
 	case change.Insert:
 		b = append(b, 'c')
+	case change.Snapshot:
+		b = append(b, 'r')
 	case change.Update:
 		b = append(b, 'u')
 	default:

@@ -78,7 +78,11 @@ func (m *maxwell) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 	}
 	k := m.table(c.Table)
 	b = append(b, k.head...)
-	b = append(b, c.Op.String()...)
+	if c.Op == change.Snapshot {
+		b = append(b, "bootstrap-insert"...) // Maxwell's name for its bootstrap's rows
+	} else {
+		b = append(b, c.Op.String()...)
+	}
 	b = append(b, `","ts":`...)
 	b = strconv.AppendInt(b, c.Time.Unix(), 10)
 	b = append(b, `,"position":"`...)
