@@ -121,8 +121,10 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 	c.Time, c.TimeMicro = p.eventTime(ev)
 	c.ServerID = ev.Header.ServerID
 	if err := p.sink.Write(ctx, c); err != nil {
+		p.opts.Metrics.SinkError()
 		return err
 	}
+	p.countOp(c.Op)
 	p.Stats.DDL++
 	return nil
 }

@@ -88,10 +88,16 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 	backoff := minB
 	from := start
 	var total Stats
+	m := f.Options.Metrics // nil: off
+	lost := false
 	for {
+		if lost {
+			m.Reconnect()
+		}
 		dialed, err := f.Dial(ctx, from)
 		fromSource := true // err is the source's
 		if err == nil {
+			m.Connected()
 			src := &watchedSource{Source: dialed}
 			p := New(src, f.Sink, f.Options)
 			p.Stats = total
@@ -130,6 +136,8 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 		if !f.retryable(err) {
 			return err
 		}
+		m.Disconnected()
+		lost = true
 		if f.Logf != nil {
 			f.Logf("connection lost (%v); reconnecting at %s:%d in %v", err, from.File, from.Offset, backoff)
 		}

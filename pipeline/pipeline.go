@@ -18,6 +18,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/rowevent"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/tablemap"
@@ -44,6 +45,9 @@ type Options struct {
 
 	// Logf, if set, receives warnings (for stderr).
 	Logf func(format string, args ...any)
+
+	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
+	Metrics *metrics.Stream
 }
 
 // Stats counts what a run did.
@@ -131,6 +135,8 @@ type txState struct {
 	nextRow     int // RowIndex for the next row at lastRowsPos
 
 	start, lastEvent change.Position // where the transaction began; its last event so far
+
+	ops [4]uint32 // changes written, by change.Op - 1 (for Options.Metrics)
 }
 
 // New returns a Pipeline. It does no I/O.
@@ -153,6 +159,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return err
 		}
 		p.Stats.Events++
+		if m := p.opts.Metrics; m != nil {
+			m.Event(len(ev.Raw))
+			if t := ev.Type(); t == replication.HEARTBEAT_EVENT || t == replication.HEARTBEAT_LOG_EVENT_V2 {
+				m.Heartbeat() // the source has nothing more to send
+			}
+		}
 		if p.tx.open {
 			p.tx.lastEvent = ev.Pos
 		}
@@ -362,8 +374,10 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 			c := &held[i]
 			c.GTID, c.Time, c.TimeMicro = p.tx.gtid, ts, micro
 			if err := p.sink.Write(ctx, c); err != nil {
+				p.opts.Metrics.SinkError()
 				return err
 			}
+			p.countOp(c.Op)
 			p.Stats.Rows++
 		}
 	}
@@ -439,9 +453,17 @@ func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 		return errStop
 	}
 	p.tx = txState{open: true, start: ev.Pos}
+	p.opts.Metrics.Begin()
 	p.tx.skip = !p.opts.StartTime.IsZero() && ts.Before(p.opts.StartTime)
 	p.setInTx(true)
 	return nil
+}
+
+// countOp counts a change written in the open transaction, for Options.Metrics.
+func (p *Pipeline) countOp(op change.Op) {
+	if op >= change.Insert && op <= change.DDL {
+		p.tx.ops[op-1]++
+	}
 }
 
 // before reports whether a comes before b. Binlog file names of one
@@ -463,13 +485,16 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		end.Xid = binary.LittleEndian.Uint64(ev.Body)
 	}
 	end.Time, _ = p.eventTime(ev)
+	ops := p.tx.ops
 	p.tx = txState{}
 	p.setInTx(false)
 	if !skip {
 		if err := p.sink.Commit(ctx, end); err != nil {
+			p.opts.Metrics.SinkError()
 			return err
 		}
 		p.Stats.Transactions++
+		p.opts.Metrics.Commit(&ops, end.Time)
 	}
 	p.Stats.Last = end.Next
 	if end.GTID != "" {
@@ -559,8 +584,10 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 			continue
 		}
 		if err := p.sink.Write(ctx, c); err != nil {
+			p.opts.Metrics.SinkError()
 			return err
 		}
+		p.countOp(c.Op)
 		p.Stats.Rows++
 	}
 	p.tx.lastRowsPos, p.tx.nextRow = ev.Pos, base+len(changes)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
@@ -25,10 +26,12 @@ type ReadOptions struct {
 	DDL                         bool
 	Output                      string
 	Progress                    bool
-	Replay                      ReplayOptions // --to, --format sql, --flashback (replay.go)
-	Kafka                       KafkaOptions  // --to kafka://…, --kafka-* (kafka.go)
-	Remote                      RemoteOptions // --source mysql://… (remote.go)
-	CPUProfile, MemProfile      string        // debugging aids (profile.go)
+	Replay                      ReplayOptions  // --to, --format sql, --flashback (replay.go)
+	Kafka                       KafkaOptions   // --to kafka://…, --kafka-* (kafka.go)
+	Remote                      RemoteOptions  // --source mysql://… (remote.go)
+	Metrics                     MetricsOptions // --metrics-addr (metrics.go)
+	mx                          *metrics.Stream
+	CPUProfile, MemProfile      string // debugging aids (profile.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -46,6 +49,7 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	o.Replay.AddFlags(f, false) // replay.go
 	o.Kafka.AddFlags(f)         // kafka.go
 	o.Remote.AddFlags(f, true)  // remote.go: --source, --start-gtid, --from
+	o.Metrics.AddFlags(f)       // metrics.go: --metrics-addr, --health-window
 
 	// --cpuprofile, --memprofile: hidden; readUsage describes them (profile.go).
 	addProfileFlags(f, &o.CPUProfile, &o.MemProfile)
@@ -95,6 +99,9 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
 		return err
 	}
+	if err := o.Metrics.check(f); err != nil { // metrics.go
+		return err
+	}
 	if f.NArg() == 0 && o.Remote.Conn.Source == "" {
 		return usageError{msg: "no binlog files given", hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file, or --source mysql://user@host:port)"}
 	}
@@ -136,6 +143,11 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 			err = perr
 		}
 	}()
+	var stopMetrics func()
+	if o.mx, stopMetrics, err = o.Metrics.start(infof(stderr), 0); err != nil { // metrics.go
+		return err
+	}
+	defer stopMetrics()
 	if o.Replay.enabled() {
 		return runReadReplay(ctx, o, files, stdout, stderr)
 	}
@@ -187,6 +199,8 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		sk = ks
 	}
 	popts.Logf = warnf(stderr)
+	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil) // metrics.go
+	watchKafka(o.mx, ks)
 	p := pipeline.New(src, sk, popts)
 
 	var stopProgress func()

@@ -406,6 +406,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	}
 	defer src.Close()
 	popts.Logf, popts.Accounts = warnf(stderr), o.Replay.Accounts
+	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil) // metrics.go
 	p := pipeline.New(src, sk, popts)
 	var stopProgress func()
 	if o.Progress || isTerminal(stderr) {

@@ -43,6 +43,7 @@ type StreamOptions struct {
 	Replay             ReplayOptions   // --to, --format sql (replay.go)
 	Kafka              KafkaOptions    // --to kafka://…, --kafka-* (kafka.go)
 	Snapshot           SnapshotOptions // --snapshot (snapshot.go)
+	Metrics            MetricsOptions  // --metrics-addr, --health-window (metrics.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -63,6 +64,7 @@ func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	o.Replay.AddFlags(f, true)    // replay.go
 	o.Kafka.AddFlags(f)           // kafka.go
 	o.Snapshot.AddFlags(f, false) // snapshot.go
+	o.Metrics.AddFlags(f)         // metrics.go
 }
 
 const streamUsage = `Usage: binlogcdc stream --source mysql://user@host:port [flags]
@@ -121,6 +123,9 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := o.checkSnapshotArgs(); err != nil { // snapshot.go
 		return err
 	}
+	if err := o.Metrics.check(f); err != nil { // metrics.go
+		return err
+	}
 	return runStream(ctx, o, stdout, stderr, sig)
 }
 
@@ -164,6 +169,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 		defer unlock()
 	}
+	mx, stopMetrics, err := o.Metrics.start(logf, o.CheckpointInterval) // metrics.go; nil: off
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	// SIGINT/SIGTERM stop gracefully from here on, also while connecting
 	// (exit 0, like a stop while streaming; a service manager stopping us
@@ -346,12 +356,14 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
+	watchKafka(mx, ks) // metrics.go
 	fl := &pipeline.Follower{
 		Dial: func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
-		Sink:      sk,
-		Options:   pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, OnCommit: rp.onCommit(saver.Commit), Logf: warnf(stderr)}, // replay.go
+		Sink: sk,
+		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
+			OnCommit: metricsOnCommit(mx, rp.onCommit(saver.Commit), saver)}, // replay.go, metrics.go
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -201,6 +201,7 @@ func (s *Sink) retry(ctx context.Context, what string, fn func(context.Context) 
 		if !transient(err) {
 			return err
 		}
+		s.retries.Add(1)
 		s.log.retrying(what, err, wait)
 		select {
 		case <-ctx.Done():

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -232,7 +233,17 @@ type Sink struct {
 
 	// Records counts the records produced (tombstones included).
 	Records uint64
+
+	retries atomic.Uint64 // transient errors retried (errors.go retry)
 }
+
+// Buffered returns how many records were produced and are not
+// acknowledged by the brokers yet (for --metrics-addr).
+func (s *Sink) Buffered() int64 { return s.cl.BufferedProduceRecords() }
+
+// Retries returns how many transient errors were retried so far (for
+// --metrics-addr).
+func (s *Sink) Retries() uint64 { return s.retries.Load() }
 
 type tableName struct{ db, table string }
 
