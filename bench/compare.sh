@@ -9,6 +9,12 @@
 #   replay    binlogcdc read FILE --to mysql://… into a fresh MariaDB
 #             vs mariadb-binlog FILE | mariadb into another fresh one,
 #             with CHECKSUM TABLE of both
+#   loaddata  binlogcdc read --to of 1M inserts + 100k updates + 10k
+#             deletes (bench/gen.sh replay) vs LOAD DATA INFILE of the
+#             table's final rows, each into a fresh server; wall and CPU
+#             seconds. Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
+#             added to binlogcdc's arguments; RTX=1 for one-row
+#             transactions instead of 1000-row ones)
 #   live      binlogcdc stream: lag from commit to JSON line at a steady
 #             rate (bench/lag), p50 and p99
 #
@@ -39,15 +45,64 @@ rm -rf "$RES"
 mkdir -p "$RES"
 : >"$LOG"
 
+# server_cpu PID: the server's user+system CPU seconds so far.
+server_cpu() { awk '{printf "%.2f\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
+
+# loaddata: replay of the issue's workload (bench/gen.sh replay: 1M
+# inserts, 100k updates, 10k deletes) vs LOAD DATA INFILE of the table's
+# final rows, each into a fresh server of the same configuration, run
+# back to back REPLAY_RUNS times; prints wall and CPU seconds of each
+# (binlogcdc's own, and the target server's) and the ratio of the medians.
+loaddata() {
+	bench/gen.sh replay
+	local d=$BENCH_DIR/data/replay-tx${RTX:-1000} i t0 t1 c0 c1 args
+	log "loaddata: $REPLAY_RUNS runs of each on $(basename "$d")/replay.binlog (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	for i in $(seq 1 "$REPLAY_RUNS"); do
+		mdb_start "$BENCH_DIR/target-c"
+		c0=$(server_cpu "$MDB_PID")
+		t0=$(date +%s.%N)
+		args=(read "$d/replay.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/")
+		/usr/bin/time -f '%U %S' -o "$RES/.c" "$BIN/binlogcdc" "${args[@]}" ${REPLAY_FLAGS:-} 2>>"$LOG" ||
+			{ echo "compare: binlogcdc --to failed, see $LOG" >&2; exit 1; }
+		t1=$(date +%s.%N)
+		c1=$(server_cpu "$MDB_PID")
+		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f\n", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay"
+		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum"
+		mdb_stop "$MDB_PID"
+
+		mdb_start "$BENCH_DIR/target-d"
+		mdb <"$d/schema.sql"
+		c0=$(server_cpu "$MDB_PID")
+		t0=$(date +%s.%N)
+		mdb -e "LOAD DATA INFILE '$d/final.tsv' INTO TABLE rb.t"
+		t1=$(date +%s.%N)
+		c1=$(server_cpu "$MDB_PID")
+		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0\n", $2-$1, $4-$3}' >>"$RES/ld-load"
+		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum"
+		mdb_stop "$MDB_PID"
+		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay"), LOAD DATA $(tail -1 "$RES/ld-load") (wall, server CPU, binlogcdc CPU; load $(cut -d' ' -f1 /proc/loadavg))"
+	done
+	rm -rf "$BENCH_DIR/target-c" "$BENCH_DIR/target-d"
+	local sums want
+	sums=$(sort -u "$RES/ld-sum")
+	want=$(cat "$d/checksum")
+	[ "$sums" = "$want" ] || { echo "compare: loaddata: CHECKSUM TABLE differs: source $want, targets $sums" >&2; exit 1; }
+	local rw lw
+	rw=$(median "$RES/ld-replay")
+	lw=$(median "$RES/ld-load")
+	cat <<-EOF
+	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
+	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay" 2) s, binlogcdc $(median "$RES/ld-replay" 3) s")
+	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load" 2) s")
+	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
+	EOF
+}
+
 log "building binlogcdc, goparse, lag"
 go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
 go build -o "$BIN/goparse" ./bench/goparse
 go build -o "$BIN/lag" ./bench/lag
 
-bench/gen.sh
-WL=$BENCH_DIR/data/workload.binlog
-BIG=$BENCH_DIR/data/bigtx.binlog
-read -r wl_size wl_events <"$BENCH_DIR/data/info"
 
 # timed NAME CMD...: runs CMD (stdout to /dev/null, stderr to the log) and
 # appends "seconds maxrss_kb" to $RES/NAME.
@@ -67,6 +122,16 @@ maxcol() { awk -v c="$2" 'BEGIN{m=0} $c>m {m=$c} END {print m}' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 row() { printf '  %-54s %10s   %s\n' "$1" "$2" "${3:-}"; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
+
+if [ "${1:-}" = loaddata ]; then
+	loaddata
+	exit 0
+fi
+
+bench/gen.sh
+WL=$BENCH_DIR/data/workload.binlog
+BIG=$BENCH_DIR/data/bigtx.binlog
+read -r wl_size wl_events <"$BENCH_DIR/data/info"
 
 log "read: $RUNS runs of each on $(basename "$WL") ($wl_size bytes, $wl_events rows events)"
 for i in $(seq 1 "$RUNS"); do
@@ -106,6 +171,8 @@ else
 	sum_ok="DIFFERENT: source $src_sum, binlogcdc $(sort -u "$RES/sum-binlogcdc" | tr '\n' ' '), mariadb $(sort -u "$RES/sum-mariadb" | tr '\n' ' ')"
 fi
 
+ld=$(loaddata)
+
 log "live: ${LAG_SECONDS}s at $LAG_RATE rows/s"
 mdb_start "$BENCH_DIR/lag-source" "${mdb_binlog_flags[@]}"
 "$BIN/lag" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -rate "$LAG_RATE" -duration "${LAG_SECONDS}s" >"$RES/lag" 2>>"$LOG" ||
@@ -141,6 +208,8 @@ replay into a fresh MariaDB (median of $REPLAY_RUNS, seconds)
 $(row "binlogcdc read --to mysql://" "$rb")
 $(row "mariadb-binlog | mariadb" "$rm_" "binlogcdc $(ratio "$rm_" "$rb")x faster")
   CHECKSUM TABLE bench.orders: $sum_ok
+
+$ld
 
 live: binlogcdc stream, commit to JSON line, $(lagv rows) rows at $(lagv rate) rows/s
   p50 $(lagv p50_ms) ms   p90 $(lagv p90_ms) ms   p99 $(lagv p99_ms) ms   max $(lagv max_ms) ms

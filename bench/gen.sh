@@ -19,6 +19,81 @@ cd "$(dirname "$0")/.."
 
 N=${N:-130000}
 out=$BENCH_DIR/data
+trap mdb_stop_all EXIT
+
+# gen_replay makes $out/replay-tx$RTX/: replay.binlog, a CREATE TABLE
+# and then the issue's replay workload on a 6-column table: RN (default
+# 1000000) inserts, then RN/10 updates and RN/100 deletes. With RTX=1000
+# (the default) they come in transactions of 1000 inserts, 100 updates,
+# 10 deletes (each covers 1000 consecutive ids); with RTX=1 each row is
+# its own autocommit statement (1.11M transactions). Also final.tsv, the
+# table's final rows as SELECT … INTO OUTFILE writes them (for LOAD DATA
+# INFILE); schema.sql, its CREATE TABLE; checksum, its CHECKSUM TABLE.
+# Cached on its own stamp.
+gen_replay() {
+	local rn=${RN:-1000000} tx=${RTX:-1000}
+	local d=$out/replay-tx$tx st
+	st="$(declare -f gen_replay | sha256sum | cut -c1-16)-$rn"
+	if [ "${FORCE:-0}" != 1 ] && [ -f "$d/stamp" ] && [ "$(cat "$d/stamp")" = "$st" ]; then
+		echo "gen: replay input cached in $d" >&2
+		return 0
+	fi
+	rm -rf "$d"
+	mkdir -p "$d"
+	echo "gen: replay workload ($rn inserts, $((rn / 10)) updates, $((rn / 100)) deletes)" >&2
+	mdb_start "$BENCH_DIR/gen-replay" "${mdb_binlog_flags[@]}"
+	local dd=$BENCH_DIR/gen-replay
+	mdb -e 'FLUSH BINARY LOGS'
+	local f
+	f=$(mdb -e 'SHOW MASTER STATUS' | cut -f1)
+	cat >"$d/schema.sql" <<-'SQL'
+	CREATE DATABASE rb;
+	CREATE TABLE rb.t (
+	  id INT NOT NULL PRIMARY KEY,
+	  customer BIGINT NOT NULL,
+	  amount DECIMAL(12,2) NOT NULL,
+	  created DATETIME(6) NOT NULL,
+	  email VARCHAR(100),
+	  note TEXT
+	) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+	SQL
+	{
+		cat "$d/schema.sql"
+		echo 'USE rb;'
+		awk -v n="$rn" -v tx="$tx" 'BEGIN {
+			if (tx == 1) {
+				for (i = 1; i <= n; i++)
+					printf "INSERT INTO rb.t VALUES (%d,%d,%d.%02d,TIMESTAMPADD(MICROSECOND,%d*1234567,\x272024-01-01\x27),\x27user%d@example.com\x27,REPEAT(\x27lorem ipsum \x27,%d));\n",
+						i, i * 7919 % 1000003, int(i % 100000 / 100), i % 100, i, i % 50000, 1 + i % 10
+				for (i = 10; i <= n; i += 10)
+					printf "UPDATE rb.t SET amount = amount + 1.25, note = CONCAT(\x27upd \x27, note) WHERE id = %d;\n", i
+				for (i = 5; i <= n; i += 100)
+					printf "DELETE FROM rb.t WHERE id = %d;\n", i
+				exit
+			}
+			for (a = 1; a <= n; a += 1000) {
+				b = a + 999; if (b > n) b = n
+				printf "INSERT INTO rb.t SELECT seq, seq*7919 %% 1000003, (seq %% 100000)/100, TIMESTAMPADD(MICROSECOND, seq*1234567, \x272024-01-01\x27), CONCAT(\x27user\x27, seq %% 50000, \x27@example.com\x27), REPEAT(\x27lorem ipsum \x27, 1 + seq %% 10) FROM seq_%d_to_%d;\n", a, b
+			}
+			for (a = 1; a <= n; a += 1000)
+				printf "UPDATE rb.t SET amount = amount + 1.25, note = CONCAT(\x27upd \x27, note) WHERE id BETWEEN %d AND %d AND id %% 10 = 0;\n", a, a + 999
+			for (a = 1; a <= n; a += 1000)
+				printf "DELETE FROM rb.t WHERE id BETWEEN %d AND %d AND id %% 100 = 5;\n", a, a + 999
+		}'
+	} | mdb
+	mdb -e 'FLUSH BINARY LOGS'
+	mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >"$d/checksum"
+	mdb -e "SELECT * FROM rb.t ORDER BY id INTO OUTFILE '$d/final.tsv'"
+	cp "$dd/$f" "$d/replay.binlog"
+	mdb_stop "$MDB_PID"
+	rm -rf "$dd"
+	echo "gen: replay.binlog: $(stat -c %s "$d/replay.binlog") bytes, $(wc -l <"$d/final.tsv") final rows" >&2
+	echo "$st" >"$d/stamp"
+}
+if [ "${1:-}" = replay ]; then
+	gen_replay
+	exit 0
+fi
 stamp="$(cat bench/gen.sh bench/lib.sh | sha256sum | cut -c1-16)-$N"
 if [ "${FORCE:-0}" != 1 ] && [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ]; then
 	echo "gen: cached in $out" >&2
@@ -27,7 +102,6 @@ fi
 mkdir -p "$BENCH_DIR"
 rm -rf "$out"
 mkdir -p "$out"
-trap mdb_stop_all EXIT
 
 echo "gen: starting a private MariaDB" >&2
 mdb_start "$BENCH_DIR/gen-server" "${mdb_binlog_flags[@]}"

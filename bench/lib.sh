@@ -40,6 +40,19 @@ mdb_start() {
 	local d=$1
 	shift
 	mdb_template || return 1
+	local try
+	for try in 1 2 3 4 5; do
+		mdb_start_once "$d" "$@" && return 0
+		# Another process took the port between mdb_free_port and the
+		# bind: try another one.
+		grep -q 'Address already in use' "$d/error.log" 2>/dev/null || return 1
+	done
+	return 1
+}
+
+mdb_start_once() {
+	local d=$1
+	shift
 	rm -rf "$d"
 	cp -a "$BENCH_DIR/template" "$d"
 	MDB_PORT=$(mdb_free_port)
@@ -60,6 +73,7 @@ mdb_start() {
 			return 0
 		fi
 		if ! kill -0 "$MDB_PID" 2>/dev/null; then
+			grep -q 'Address already in use' "$d/error.log" && return 1
 			echo "mariadbd in $d did not start:" >&2
 			tail -20 "$d/error.log" >&2
 			return 1
