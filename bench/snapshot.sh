@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench/snapshot.sh measures 'binlogcdc snapshot' next to
+# 'mariadb-dump --single-transaction' on one table of ROWS rows (default
+# 1,500,000): rows/s and peak RSS (GNU time's maximum resident set size),
+# median of RUNS (default 3) runs each, output to /dev/null.
+#
+# Table: INT primary key, BIGINT, DECIMAL(12,2), DATETIME(6), ENUM,
+# VARCHAR(100), TEXT (as bench/gen.sh's workload), filled with
+# INSERT … SELECT from the sequence engine. A private MariaDB in
+# $BENCH_DIR/snapshot-server (default /tmp/binlogcdc-bench).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+ROWS=${ROWS:-1500000}
+RUNS=${RUNS:-3}
+mkdir -p "$BENCH_DIR"
+trap mdb_stop_all EXIT
+go build -o "$BENCH_DIR/binlogcdc" ./cmd/binlogcdc
+
+echo "snapshot: starting a private MariaDB and filling bench.t with $ROWS rows" >&2
+mdb_start "$BENCH_DIR/snapshot-server" "${mdb_binlog_flags[@]}"
+mdb -e "CREATE DATABASE bench;
+CREATE TABLE bench.t (id INT PRIMARY KEY, n BIGINT, amount DECIMAL(12,2), at DATETIME(6),
+  state ENUM('new','paid','shipped','cancelled'), name VARCHAR(100), note TEXT) ENGINE=InnoDB;
+INSERT INTO bench.t SELECT seq, seq * 7919, (seq % 100000) / 100, '2024-01-01' + INTERVAL seq SECOND,
+  1 + seq % 4, CONCAT('customer ', seq), REPEAT('note ', seq % 20) FROM bench.seq_1_to_$ROWS;"
+echo "snapshot: $(mdb -e 'SELECT ROUND(DATA_LENGTH/1048576) FROM information_schema.TABLES WHERE TABLE_NAME = "t"') MiB of data" >&2
+
+# measure NAME CMD...: prints "NAME seconds maxrss_kib" per run.
+measure() {
+	local name=$1
+	shift
+	local i
+	for i in $(seq 1 "$RUNS"); do
+		/usr/bin/time -f "%e %M" -o "$BENCH_DIR/time.out" "$@" >/dev/null 2>"$BENCH_DIR/stderr.out" ||
+			{ cat "$BENCH_DIR/stderr.out" >&2; return 1; }
+		echo "$name $(cat "$BENCH_DIR/time.out")"
+	done
+}
+
+{
+	measure binlogcdc "$BENCH_DIR/binlogcdc" snapshot --source "mysql://root@127.0.0.1:$MDB_PORT" --tables bench.t
+	measure mariadb-dump mariadb-dump --no-defaults -h127.0.0.1 -P"$MDB_PORT" -uroot --single-transaction bench t
+} >"$BENCH_DIR/snapshot.results"
+
+awk -v rows="$ROWS" '
+	{ t[$1] = t[$1] " " $2; m[$1] = ($3 > m[$1] ? $3 : m[$1]) }
+	END {
+		for (k in t) {
+			n = split(substr(t[k], 2), a, " "); asort(a)
+			med = a[int((n + 1) / 2)]
+			printf "%-14s median %6.2f s  %9.0f rows/s  peak RSS %6.1f MiB\n", k, med, rows / med, m[k] / 1024
+		}
+	}' "$BENCH_DIR/snapshot.results"
