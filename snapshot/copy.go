@@ -71,7 +71,9 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 			opts.Progress(p)
 		}
 	}
-	tx := change.TxEnd{Next: change.Position{File: s.Pos.File, Offset: s.Pos.Offset}, Time: s.Pos.Time}
+	// A sink that keeps a checkpoint (sink/mysql) keeps the GTID position
+	// with it: the resume check finds the position's history by it.
+	tx := change.TxEnd{Next: change.Position{File: s.Pos.File, Offset: s.Pos.Offset}, Time: s.Pos.Time, GTID: s.Pos.GTID}
 	var cv converter
 	for _, ti := range tables {
 		ts, err := loadSchema(s.conn, ti.DB, ti.Name, s.mariadb)

@@ -300,7 +300,11 @@ func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 	if r == nil || r.resume.File == "" {
 		return nil, ""
 	}
-	return &checkpoint.Checkpoint{File: r.resume.File, Offset: r.resume.Offset, LastGTID: r.gtid},
+	cp := &checkpoint.Checkpoint{File: r.resume.File, Offset: r.resume.Offset, LastGTID: r.gtid}
+	if strings.Contains(r.gtid, ",") { // a snapshot's GTID position, one GTID per domain
+		cp.LastGTID, cp.GTIDSet = "", r.gtid
+	}
+	return cp,
 		fmt.Sprintf("the target's binlogcdc.checkpoint (replica %q)", r.o.ReplicaName)
 }
 
