@@ -86,15 +86,39 @@ func loadSchema(c *client.Conn, db, name string, mariadb bool) (*tableSchema, er
 		col    string
 		prefix int
 	}
-	var pk []part
+	// The primary key as the server's TABLE_MAP names it: PRIMARY, or
+	// without one the first UNIQUE key whose columns are all NOT NULL and
+	// whole (the server's TABLE_SHARE::primary_key; SHOW INDEX lists the
+	// keys in the server's order).
+	notNull := map[string]bool{}
+	for _, sc := range show {
+		notNull[strings.ToLower(sc.name)] = sc.null != "YES"
+	}
+	keys := map[string][]part{}
+	var order []string
+	bad := map[string]bool{}
 	for i := range ki.Values {
-		if k, _ := ki.GetStringByName(i, "Key_name"); k != "PRIMARY" {
-			continue
-		}
+		k, _ := ki.GetStringByName(i, "Key_name")
+		nonUnique, _ := ki.GetIntByName(i, "Non_unique")
 		seq, _ := ki.GetIntByName(i, "Seq_in_index")
 		col, _ := ki.GetStringByName(i, "Column_name")
 		sub, _ := ki.GetIntByName(i, "Sub_part") // NULL: the whole column
-		pk = append(pk, part{int(seq), col, int(sub)})
+		if _, ok := keys[k]; !ok {
+			order = append(order, k)
+		}
+		keys[k] = append(keys[k], part{int(seq), col, int(sub)})
+		if k != "PRIMARY" && (nonUnique != 0 || sub != 0 || !notNull[strings.ToLower(col)]) {
+			bad[k] = true
+		}
+	}
+	pk := keys["PRIMARY"]
+	for _, k := range order {
+		if pk != nil {
+			break
+		}
+		if !bad[k] {
+			pk = keys[k]
+		}
 	}
 
 	if _, err := c.Execute("SET SESSION character_set_results = NULL"); err != nil {
