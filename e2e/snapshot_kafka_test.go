@@ -19,11 +19,11 @@ func TestSnapshotKafka(t *testing.T) {
 	spCreate(t, src)
 	brokers := kafkatest.Cluster(t)
 	prefix := kafkatest.Prefix(t)
-	want, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*")
+	want, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--allow-non-transactional")
 	if code != 0 {
 		t.Fatalf("snapshot: exit %d: %s", code, errOut)
 	}
-	out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, "--kafka-tombstones")
+	out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, "--kafka-tombstones", "--allow-non-transactional")
 	if code != 0 || len(out) != 0 {
 		t.Fatalf("snapshot --to kafka: exit %d, stdout %q: %s", code, out, errOut)
 	}

@@ -8,8 +8,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -48,6 +51,10 @@ var spTables = []struct {
 		}},
 	{"CREATE TABLE sp.nopk (a INT, b VARCHAR(10), c DOUBLE)",
 		[]string{"(1, 'x', 0.5)", "(1, 'x', 0.5)", "(NULL, NULL, NULL)", "(2, 'y', -1)"}},
+	{"CREATE TABLE sp.uk (a INT NOT NULL, b VARCHAR(5) NOT NULL, c INT, UNIQUE KEY (b, a), UNIQUE KEY (c))",
+		[]string{"(2, 'a', 3)", "(1, 'x', NULL)"}},
+	{"CREATE TABLE sp.myisam (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM",
+		[]string{"(1, 'm')"}},
 	{"CREATE TABLE sp.strpk (k VARCHAR(20) COLLATE utf8mb4_unicode_ci, n INT, e ENUM('p','q') NOT NULL, PRIMARY KEY (k(5), n))",
 		[]string{"('Äbc', 1, 'p')", "('abd', 2, 'q')", "('zzzzzzzzzzzzzzz', 3, 'p')"}},
 }
@@ -101,7 +108,12 @@ func TestSnapshotValueParity(t *testing.T) {
 	file, pos := stMasterPos(t, src)
 
 	read := spParse(t, stRead(t, src, "--tables", "sp.*"))
-	out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*")
+	// A MyISAM table is refused, naming it, unless --allow-non-transactional.
+	_, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*")
+	if code != 1 || !strings.Contains(errOut, "not transactional: `sp`.`myisam` (MyISAM)") {
+		t.Fatalf("snapshot of a MyISAM table: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--allow-non-transactional")
 	if code != 0 {
 		t.Fatalf("snapshot: exit %d: %s", code, errOut)
 	}
@@ -182,7 +194,7 @@ func TestSnapshotFormats(t *testing.T) {
 	}
 	for _, format := range []string{"debezium", "maxwell", "canal"} {
 		read := stRead(t, src, "--tables", "sp.*", "--format", format)
-		out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--format", format)
+		out, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "sp.*", "--format", format, "--allow-non-transactional")
 		if code != 0 {
 			t.Fatalf("snapshot --format %s: exit %d: %s", format, code, errOut)
 		}
@@ -210,5 +222,74 @@ func TestSnapshotFormats(t *testing.T) {
 			}
 			byData[d]--
 		}
+	}
+}
+
+// TestSnapshotRefusals: what a snapshot will not do, before writing
+// anything: add its rows to a target table that holds rows, or start over
+// a checkpoint that exists.
+func TestSnapshotRefusals(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (1, 1), (2, 2)")
+	// Two GTID domains: the snapshot's GTID position has one GTID each.
+	src.Exec(t, "SET SESSION gtid_domain_id = 1", "INSERT INTO r.t VALUES (3, 3)", "SET SESSION gtid_domain_id = 0")
+	dst.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (9, 9)")
+	_, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--to", dst.DSN()+"/")
+	if code != 1 || !strings.Contains(errOut, "the target's `r`.`t` already holds rows") {
+		t.Errorf("snapshot into a table with rows: exit %d: %s", code, errOut)
+	}
+	if got := *dst.QueryStrings(t, "SELECT GROUP_CONCAT(id) FROM r.t")[0][0]; got != "9" {
+		t.Errorf("the target table was changed: %s", got)
+	}
+	// Emptied, it is filled; the snapshot's position is the target's checkpoint.
+	dst.Exec(t, "DELETE FROM r.t")
+	_, errOut, code = runCLI(t, nil, "snapshot", "--source", src.DSN(), "--to", dst.DSN()+"/")
+	if code != 0 {
+		t.Fatalf("snapshot --to: exit %d: %s", code, errOut)
+	}
+	file, pos := stMasterPos(t, src)
+	if cp := rpCheckpoint(t, dst); cp != fmt.Sprintf("%s:%d", file, pos) {
+		t.Errorf("target checkpoint %s, want the snapshot's position %s:%d", cp, file, pos)
+	}
+	rpCompare(t, src, dst, "snapshot --to")
+	// A second snapshot into the same replica: it has a checkpoint.
+	_, errOut, code = runCLI(t, nil, "snapshot", "--source", src.DSN(), "--to", dst.DSN()+"/")
+	if code != 1 || !strings.Contains(errOut, "already has a checkpoint") {
+		t.Errorf("a second snapshot into the target: exit %d: %s", code, errOut)
+	}
+
+	// stream --to continues from the snapshot's position.
+	src.Exec(t, "INSERT INTO r.t VALUES (4, 4)", "UPDATE r.t SET v = 10 WHERE id = 1")
+	dir := t.TempDir()
+	r := stStart(t, dir, "to", nil, "--source", src.DSN(), "--to", dst.DSN()+"/")
+	stPoll(t, time.Minute, r, "the stream to catch up", func() bool { return ssCaughtUp(t, src, rpCheckpoint(t, dst)) })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream --to after the snapshot: exit %d: %s", code, r.errText())
+	}
+	rpCompare(t, src, dst, "snapshot --to, then stream --to")
+	file, pos = stMasterPos(t, src)
+
+	cp := filepath.Join(dir, "cp.json")
+	if _, errOut, code = runCLI(t, nil, "snapshot", "--source", src.DSN(), "--checkpoint", cp); code != 0 {
+		t.Fatalf("snapshot --checkpoint: exit %d: %s", code, errOut)
+	}
+	if c := stLoadCP(t, cp); c.File != file || c.Offset != pos {
+		t.Errorf("checkpoint at %s:%d, want %s:%d", c.File, c.Offset, file, pos)
+	}
+	if _, errOut, code = runCLI(t, nil, "snapshot", "--source", src.DSN(), "--checkpoint", cp); code != 2 || !strings.Contains(errOut, "exists") {
+		t.Errorf("snapshot over an existing checkpoint: exit %d: %s", code, errOut)
+	}
+	// stream --checkpoint continues from it: the next change is its first line.
+	src.Exec(t, "DELETE FROM r.t WHERE id = 2")
+	r = stStart(t, dir, "cp", nil, "--source", src.DSN(), "--checkpoint", cp)
+	stPoll(t, time.Minute, r, "the delete", func() bool { return strings.Contains(string(r.outBytes()), `"op":"delete"`) })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream --checkpoint after the snapshot: exit %d: %s", code, r.errText())
+	}
+	if n := strings.Count(string(r.outBytes()), "\n"); n != 1 {
+		t.Errorf("stream from the snapshot's checkpoint printed %d lines, want the delete only:\n%s", n, r.outBytes())
 	}
 }
