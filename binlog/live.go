@@ -39,6 +39,11 @@ type LiveConfig struct {
 	// ReadTimeout ends a connection that has sent nothing for that long
 	// (a network stall). Zero: 10 s and 3× Heartbeat.
 	Heartbeat, ReadTimeout time.Duration
+	// AnnotateRows asks MariaDB for its ANNOTATE_ROWS events (the
+	// statement of each rows event, binlog_annotate_row_events), which it
+	// leaves out of what it sends a replica otherwise: with them the
+	// stream holds every event of the file.
+	AnnotateRows bool
 }
 
 // Validate rejects unusable settings.
@@ -103,6 +108,9 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 		// request: without this, a server that accepts but never answers
 		// holds DialLive for ReadTimeout whatever ctx says.
 		Dialer: ctxDialer(ctx),
+	}
+	if cfg.AnnotateRows && cfg.Flavor == "mariadb" {
+		sc.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
 	}
 	syncer := replication.NewBinlogSyncer(sc)
 	var streamer *replication.BinlogStreamer

@@ -44,6 +44,7 @@ func DialRemote(ctx context.Context, cfg LiveConfig, start change.Position, gtid
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = 30 * time.Second
 	}
+	cfg.AnnotateRows = true // the file's events, all of them
 	s := &RemoteSource{end: end}
 	if start.File != "" && !before(start, end) {
 		s.done = true // nothing between start and end; the start is not checked

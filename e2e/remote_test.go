@@ -53,6 +53,14 @@ func TestRemoteReadEqualsFiles(t *testing.T) {
 		t.Fatal("the last transaction is missing")
 	}
 
+	// The other outputs too: SQL, the SQL that undoes it, Maxwell's JSON
+	// (Debezium's and Canal's carry the time they were written).
+	for _, extra := range [][]string{{"--format", "sql"}, {"--flashback", "--tables", "rp.types"}, {"--format", "maxwell"}} {
+		want := rmRead(t, append(extra, index)...)
+		got := rmRead(t, append(extra, "--source", dsn, "--from", "earliest")...)
+		stSameOutput(t, fmt.Sprintf("read --source %q", extra), got, want)
+	}
+
 	start := fmt.Sprintf("%s:%d", midFile, midOff)
 	want = rmRead(t, "--ddl", "--start-position", start, index)
 	got = rmRead(t, "--ddl", "--source", dsn, "--start-position", start)

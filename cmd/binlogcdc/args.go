@@ -132,13 +132,8 @@ func checkStreamArgs(o *StreamOptions) error {
 			return err
 		}
 	}
-	if g := o.StartGTID; g != "" {
-		_, myErr := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
-		_, mariaErr := mysql.ParseGTIDSet(mysql.MariaDBFlavor, g)
-		if myErr != nil && mariaErr != nil {
-			return usageError{msg: fmt.Sprintf("--start-gtid %q is not a GTID set (MySQL: %v; MariaDB: %v)", g, myErr, mariaErr),
-				hint: "--start-gtid 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-100 (MySQL) or --start-gtid 0-1-100 (MariaDB)"}
-		}
+	if err := checkStartGTID(o.StartGTID); err != nil {
+		return err
 	}
 	if o.Output != "" && o.Checkpoint != "" {
 		a, aerr := filepath.Abs(o.Output)
@@ -148,6 +143,21 @@ func checkStreamArgs(o *StreamOptions) error {
 		if aerr == nil && berr == nil && a == b || oerr == nil && cerr == nil && os.SameFile(oi, ci) {
 			return usageError{msg: "-o " + o.Output + " is the --checkpoint file", hint: "write the output and the checkpoint to different files"}
 		}
+	}
+	return nil
+}
+
+// checkStartGTID checks a --start-gtid value ("": none) as MySQL's or
+// MariaDB's syntax: the flavor is known only once connected.
+func checkStartGTID(g string) error {
+	if g == "" {
+		return nil
+	}
+	_, myErr := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
+	_, mariaErr := mysql.ParseGTIDSet(mysql.MariaDBFlavor, g)
+	if myErr != nil && mariaErr != nil {
+		return usageError{msg: fmt.Sprintf("--start-gtid %q is not a GTID set (MySQL: %v; MariaDB: %v)", g, myErr, mariaErr),
+			hint: "--start-gtid 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-100 (MySQL) or --start-gtid 0-1-100 (MariaDB)"}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -87,6 +88,25 @@ func (o *ConnOptions) liveConfig(seed string) (binlog.LiveConfig, error) {
 		cfg.ServerID = 1<<30 | h.Sum32()&(1<<30-1)
 	}
 	return cfg, nil
+}
+
+// preflight checks the server cfg points at (binlog.Preflight) and sets
+// cfg's flavor. With --ssl-mode preferred, a server without TLS is used
+// without it.
+func (o *ConnOptions) preflight(ctx context.Context, cfg *binlog.LiveConfig) (*binlog.ServerInfo, error) {
+	if strings.EqualFold(o.SSLMode, "preferred") && cfg.TLS != nil {
+		if conn, err := binlog.Connect(ctx, *cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
+			cfg.TLS = nil
+		} else if err == nil {
+			conn.Close()
+		}
+	}
+	info, err := binlog.Preflight(ctx, *cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Flavor = info.Flavor
+	return info, nil
 }
 
 // redactedSource is the DSN without its password, for messages.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
@@ -69,13 +68,8 @@ func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
 	case n > 1:
 		return usageError{msg: "give one start: --start-position, --start-gtid or --from earliest", hint: "--from earliest"}
 	}
-	if g := o.StartGTID; g != "" {
-		_, myErr := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
-		_, mariaErr := mysql.ParseGTIDSet(mysql.MariaDBFlavor, g)
-		if myErr != nil && mariaErr != nil {
-			return usageError{msg: fmt.Sprintf("--start-gtid %q is not a GTID set (MySQL: %v; MariaDB: %v)", g, myErr, mariaErr),
-				hint: "--start-gtid 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-100 (MySQL) or --start-gtid 0-1-100 (MariaDB)"}
-		}
+	if err := checkStartGTID(o.StartGTID); err != nil { // args.go
+		return err
 	}
 	_, err := o.Conn.liveConfig("remote read")
 	return err
@@ -91,18 +85,10 @@ func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) 
 	if err != nil {
 		return err
 	}
-	if strings.EqualFold(o.Conn.SSLMode, "preferred") && cfg.TLS != nil {
-		if conn, err := binlog.Connect(ctx, cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
-			cfg.TLS = nil
-		} else if err == nil {
-			conn.Close()
-		}
-	}
-	info, err := binlog.Preflight(ctx, cfg)
+	info, err := o.Conn.preflight(ctx, &cfg) // dsn.go
 	if err != nil {
 		return err
 	}
-	cfg.Flavor = info.Flavor
 	if o.end, err = binlog.CurrentPosition(ctx, cfg); err != nil {
 		return err
 	}

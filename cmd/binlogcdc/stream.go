@@ -211,18 +211,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 	}()
 
-	if strings.EqualFold(o.Conn.SSLMode, "preferred") && cfg.TLS != nil {
-		if conn, err := binlog.Connect(ctx, cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
-			cfg.TLS = nil
-		} else if err == nil {
-			conn.Close()
-		}
-	}
-	info, err := binlog.Preflight(ctx, cfg)
+	info, err := o.Conn.preflight(ctx, &cfg) // dsn.go
 	if err != nil {
 		return err
 	}
-	cfg.Flavor = info.Flavor
 	saver.ServerID = info.ServerID
 	logf("connected to %s (%s %s, server_id %d), binlog_row_image=%s, as replica server_id %d",
 		o.Conn.redactedSource(), info.Flavor, info.Version, info.ServerID, info.RowImage, cfg.ServerID)
