@@ -8,6 +8,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 )
 
@@ -15,7 +16,14 @@ import (
 // lines) over testdata/shop.binlog, or over the file named by
 // $BINLOGCDC_BENCH_BINLOG (e.g. bench/gen.sh's workload.binlog), writing
 // to io.Discard.
+//
+// Sub-benchmark metrics counts with Options.Metrics (--metrics-addr).
 func BenchmarkPipeline(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchPipeline(b, nil) })
+	b.Run("metrics", func(b *testing.B) { benchPipeline(b, metrics.New()) })
+}
+
+func benchPipeline(b *testing.B, m *metrics.Stream) {
 	file := os.Getenv("BINLOGCDC_BENCH_BINLOG")
 	if file == "" {
 		file = "../testdata/shop.binlog"
@@ -34,7 +42,7 @@ func BenchmarkPipeline(b *testing.B) {
 			b.Fatal(err)
 		}
 		sk := jsonl.New(io.Discard, jsonl.Options{})
-		p := New(src, sk, Options{DDL: true})
+		p := New(src, sk, Options{DDL: true, Metrics: m})
 		if err := p.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
