@@ -71,6 +71,10 @@ type LiveSource struct {
 	streamer *replication.BinlogStreamer
 	f        framer
 	err      error
+	// queue holds events go-mysql had already received, taken from its
+	// channel all at once (see get); next is the first not returned yet.
+	queue []*replication.BinlogEvent
+	next  int
 	// byGTID: the dump started at a GTID set. The server then announces
 	// the file with an artificial ROTATE to its offset 4 and skips the
 	// transactions before the set without sending them: that offset is
@@ -100,14 +104,15 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 		TLSConfig:        cfg.TLS,
 		RawModeEnabled:   true, // we decode events ourselves
 		HeartbeatPeriod:  cfg.Heartbeat,
-		ReadTimeout:      cfg.ReadTimeout,
 		DisableRetrySync: true,
 		Logger:           slog.New(slog.DiscardHandler),
 		EventCacheCount:  1024,
 		// go-mysql does not pass ctx on to the handshake or the dump
 		// request: without this, a server that accepts but never answers
-		// holds DialLive for ReadTimeout whatever ctx says.
-		Dialer: ctxDialer(ctx),
+		// holds DialLive for ReadTimeout whatever ctx says. The
+		// connections enforce ReadTimeout, at a fraction of go-mysql's
+		// cost (deadline.go).
+		Dialer: readTimeoutDialer(ctxDialer(ctx), cfg.ReadTimeout),
 	}
 	if cfg.AnnotateRows && cfg.Flavor == "mariadb" {
 		sc.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
@@ -147,7 +152,7 @@ func (s *LiveSource) Next(ctx context.Context) (*Event, error) {
 			}
 			return ev, err
 		}
-		be, err := s.streamer.GetEvent(ctx)
+		be, err := s.get(ctx)
 		if err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
@@ -168,6 +173,36 @@ func (s *LiveSource) Next(ctx context.Context) (*Event, error) {
 			return ev, nil
 		}
 	}
+}
+
+// get returns the next event go-mysql received: from the queue, refilled
+// with every event waiting in go-mysql's channel, else waiting for one.
+func (s *LiveSource) get(ctx context.Context) (*replication.BinlogEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.next == len(s.queue) {
+		s.queue, s.next = s.streamer.DumpEvents(), 0
+	}
+	if s.next < len(s.queue) {
+		be := s.queue[s.next]
+		s.queue[s.next] = nil
+		s.next++
+		return be, nil
+	}
+	return s.streamer.GetEvent(ctx)
+}
+
+// Buffered reports whether Next has an event at hand: false when it would
+// wait for the server (the moment to flush what was written).
+func (s *LiveSource) Buffered() bool {
+	if s.err != nil || s.f.payload != nil {
+		return true
+	}
+	if s.next == len(s.queue) {
+		s.queue, s.next = s.streamer.DumpEvents(), 0
+	}
+	return s.next < len(s.queue)
 }
 
 // Close ends the replication connection.

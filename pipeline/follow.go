@@ -99,6 +99,9 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 		if err == nil {
 			m.Connected()
 			src := &watchedSource{Source: dialed}
+			if fl, ok := f.Sink.(idleFlusher); ok {
+				src.idle = fl.FlushIdle
+			}
 			p := New(src, f.Sink, f.Options)
 			p.Stats = total
 			f.mu.Lock()
@@ -169,10 +172,29 @@ func (f *Follower) retryable(err error) bool {
 // pipeline returns otherwise come from the sink or OnCommit.
 type watchedSource struct {
 	binlog.Source
-	err error
+	err  error
+	idle func() error // before Next waits for the source (nil: nothing)
 }
 
+// buffered is a Source that can tell whether Next would wait
+// (binlog.LiveSource).
+type buffered interface{ Buffered() bool }
+
+// idleFlusher is a sink that holds written output back until it is told
+// the source went idle (sink/jsonl without FlushEachCommit): so a stream
+// catching up writes in large blocks, and one that is caught up writes
+// each transaction as it commits.
+type idleFlusher interface{ FlushIdle() error }
+
 func (s *watchedSource) Next(ctx context.Context) (*binlog.Event, error) {
+	if s.idle != nil {
+		if b, ok := s.Source.(buffered); ok && !b.Buffered() {
+			// A failure to write is the sink's, not the source's: fatal.
+			if err := s.idle(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ev, err := s.Source.Next(ctx)
 	if err != nil && err != io.EOF {
 		s.err = err

@@ -311,7 +311,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			saver.Output = outFile // synced, and its size kept, with each checkpoint
 		}
 	}
-	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: true, Sync: o.Output != "" && o.Checkpoint == "", Format: enc})
+	// With a checkpoint, each transaction is flushed before it is saved;
+	// without, output goes out when the source has nothing more at hand
+	// (pipeline.Follower), so a catch-up writes in large blocks.
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: o.Checkpoint != "", Sync: o.Output != "" && o.Checkpoint == "", Format: enc})
 	if rp != nil { // replay.go: apply to --to, or write SQL
 		if sk, err = rp.streamSink(out, start); err != nil {
 			return err

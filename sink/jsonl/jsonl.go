@@ -2,9 +2,10 @@
 // (see the README for the contract).
 //
 // Delivery: lines of a transaction are held back until it commits, so an
-// uncommitted or truncated transaction is never printed. Commit writes
-// them to the underlying writer; with Options.Sync and a file, it also
-// fsyncs, so that a checkpoint taken after Commit is safe. Lines written
+// uncommitted or truncated transaction is never printed. With
+// Options.FlushEachCommit, Commit writes them to the underlying writer
+// (and with Options.Sync and a file, fsyncs), so that a checkpoint taken
+// after Commit is safe. Lines written
 // before a crash are complete; after a restart from a checkpoint, the
 // transactions between the last checkpoint and the crash are written
 // again: at-least-once, deduplicated by (pos.file, pos.offset, pos.row).
@@ -36,11 +37,14 @@ type Options struct {
 	Memory int
 	// TempDir is where spill files go (default os.TempDir()).
 	TempDir string
-	// Sync makes Commit fsync the output when it has a Sync method (an
-	// *os.File) that works for it.
+	// Sync makes each flush that Commit (with FlushEachCommit), Flush,
+	// FlushIdle or Close does also fsync the output when it has a Sync
+	// method (an *os.File) that works for it.
 	Sync bool
 	// FlushEachCommit writes each transaction out at its commit (for
-	// streaming); otherwise output is buffered up to 128 KiB.
+	// streaming with a checkpoint); otherwise output is buffered up to
+	// 128 KiB, or until Flush or FlushIdle (a stream whose source has
+	// nothing more at hand: pipeline.Follower calls it).
 	FlushEachCommit bool
 	// Format encodes the lines instead of binlogcdc's own JSON (nil):
 	// sink/envelope's encoders (debezium, maxwell, canal).
@@ -72,6 +76,7 @@ type Sink struct {
 	pending []byte    // the open transaction's lines
 	spill   *os.File  // where pending overflowed to, if it did
 	spilled int64
+	synced  bool // nothing was written since the last fsync
 
 	Lines uint64
 }
@@ -81,7 +86,7 @@ func New(w io.Writer, opts Options) *Sink {
 	if opts.Memory <= 0 {
 		opts.Memory = DefaultMemory
 	}
-	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts}
+	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts, synced: true}
 	if f, ok := w.(interface{ Sync() error }); ok {
 		s.file = f
 	}
@@ -156,28 +161,42 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		s.pending = nil
 	}
 	s.pending = s.pending[:0]
+	s.synced = false
 	return s.flush(false)
 }
 
 // flush pushes buffered output on; when the buffer is small it may wait,
-// unless force is set. Data is flushed at every commit when Sync is set.
+// unless force or FlushEachCommit is set. Those flushes also fsync when
+// Sync is set.
 func (s *Sink) flush(force bool) error {
-	if !force && !s.opts.Sync && !s.opts.FlushEachCommit && s.out.Buffered() < 128<<10 {
+	force = force || s.opts.FlushEachCommit
+	if !force && s.out.Buffered() < 128<<10 {
 		return nil
 	}
 	if err := s.out.Flush(); err != nil {
 		return fmt.Errorf("jsonl: %w", err)
 	}
-	if s.opts.Sync && s.file != nil {
+	if force && s.opts.Sync && s.file != nil && !s.synced {
 		if err := s.file.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !isNotSupported(err) {
 			return fmt.Errorf("jsonl: fsync: %w", err)
 		}
+		s.synced = true
 	}
 	return nil
 }
 
 // Flush writes out what has been committed.
 func (s *Sink) Flush() error { return s.flush(true) }
+
+// FlushIdle is Flush for a stream whose source has nothing more at hand:
+// it writes (and with Sync, fsyncs) what was committed since the last
+// flush, if anything.
+func (s *Sink) FlushIdle() error {
+	if s.out.Buffered() == 0 && (s.synced || !s.opts.Sync) {
+		return nil
+	}
+	return s.flush(true)
+}
 
 // Rollback drops the lines written since the last Commit.
 func (s *Sink) Rollback(_ context.Context) error {
@@ -238,6 +257,7 @@ func (s *Sink) commitTailed(tx change.TxEnd) error {
 		s.pending = nil
 	}
 	s.pending = s.pending[:0]
+	s.synced = false
 	return s.flush(false)
 }
 
