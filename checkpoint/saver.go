@@ -89,10 +89,16 @@ func (s *Saver) Commit(tx change.TxEnd) error {
 		}
 		s.gtids.Add(g)
 	}
+	if s.Path == "" {
+		// Nothing to save: building the checkpoint (its GTID set as text)
+		// would cost a catching-up stream more than its output.
+		s.mu.Unlock()
+		return nil
+	}
 	s.pending = s.checkpoint(tx)
 	due := s.Interval == 0 || time.Since(s.saved) >= s.Interval
 	s.mu.Unlock()
-	if s.Path == "" || !due {
+	if !due {
 		return nil
 	}
 	return s.Flush()
