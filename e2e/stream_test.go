@@ -724,7 +724,9 @@ func TestStreamSignals(t *testing.T) {
 	// all, ~65000 of its rows: enough to spill), so the crash cuts it.
 	px := stStartProxy(t, srv.Addr())
 	r = startVia(px.dsn())
-	stPoll(t, time.Minute, r, "the connection", r.ready)
+	// "connected to" is logged after the checks' connection, before the
+	// dump connection that limit must apply to: wait for the dump thread.
+	stPoll(t, time.Minute, r, "the binlog dump connection", func() bool { return r.ready() && len(stDumpThreads(t, srv)) > 0 })
 	before := stLoadCP(t, cp)
 	px.limit(1200 << 10)
 	bigInsert("crash")
