@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -76,7 +77,8 @@ type Sink struct {
 	pending []byte    // the open transaction's lines
 	spill   *os.File  // where pending overflowed to, if it did
 	spilled int64
-	synced  bool // nothing was written since the last fsync
+	synced  bool      // nothing was written since the last fsync
+	syncAt  time.Time // when FlushIdle last fsynced
 
 	Lines uint64
 }
@@ -188,13 +190,25 @@ func (s *Sink) flush(force bool) error {
 // Flush writes out what has been committed.
 func (s *Sink) Flush() error { return s.flush(true) }
 
+// idleSyncInterval is how often FlushIdle fsyncs at most.
+const idleSyncInterval = time.Second
+
 // FlushIdle is Flush for a stream whose source has nothing more at hand:
-// it writes (and with Sync, fsyncs) what was committed since the last
-// flush, if anything.
+// it writes what was committed since the last flush, if anything, and
+// with Sync fsyncs it, at most once every second: a stream catching up
+// goes idle often, and an fsync each time cost it more CPU than the
+// rest of its work. (A stream that stays idle is called again at each
+// server heartbeat, so the last writes are synced then.)
 func (s *Sink) FlushIdle() error {
-	if s.out.Buffered() == 0 && (s.synced || !s.opts.Sync) {
+	if s.out.Buffered() > 0 {
+		if err := s.out.Flush(); err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+	}
+	if !s.opts.Sync || s.synced || time.Since(s.syncAt) < idleSyncInterval {
 		return nil
 	}
+	s.syncAt = time.Now()
 	return s.flush(true)
 }
 
