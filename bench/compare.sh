@@ -4,7 +4,13 @@
 #
 #   read      binlogcdc read FILE > /dev/null (full JSON lines)
 #             vs mariadb-binlog --verbose --base64-output=DECODE-ROWS FILE > /dev/null
-#             vs bench/goparse (go-mysql's BinlogParser, events discarded)
+#             vs bench/goparse (go-mysql's BinlogParser, events discarded);
+#             and binlogcdc's row changes per CPU-second (user+sys), also
+#             on the 1M-row transaction (which spills to a temporary file)
+#   catch-up  binlogcdc stream --from earliest on a server whose binlog is
+#             FILE, vs binlogcdc read FILE: CPU-seconds into a pipe and
+#             into a file with -o (bench/catchup), and the output checked
+#             to be the same bytes
 #   memory    peak RSS of binlogcdc read, on that file and on one 1M-row transaction
 #   replay    binlogcdc read FILE --to mysql://… into a fresh MariaDB
 #             vs mariadb-binlog FILE | mariadb into another fresh one,
@@ -102,14 +108,14 @@ log "building binlogcdc, goparse, lag"
 go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
 go build -o "$BIN/goparse" ./bench/goparse
 go build -o "$BIN/lag" ./bench/lag
-
+go build -o "$BIN/catchup" ./bench/catchup
 
 # timed NAME CMD...: runs CMD (stdout to /dev/null, stderr to the log) and
-# appends "seconds maxrss_kb" to $RES/NAME.
+# appends "seconds maxrss_kb user_s sys_s" to $RES/NAME.
 timed() {
 	local name=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$RES/.t" "$@" >/dev/null 2>>"$LOG" ||
+	/usr/bin/time -f '%e %M %U %S' -o "$RES/.t" "$@" >/dev/null 2>>"$LOG" ||
 		{ echo "compare: $name failed, see $LOG" >&2; exit 1; }
 	cat "$RES/.t" >>"$RES/$name"
 }
@@ -117,6 +123,11 @@ timed() {
 # median FILE [COLUMN]: the median of a column (1: seconds, 2: RSS).
 median() {
 	sort -n -k"${2:-1}","${2:-1}" "$1" | awk -v c="${2:-1}" '{v[NR]=$c} END {m=int((NR+1)/2); if (NR%2) print v[m]; else printf "%.3f\n", (v[m]+v[m+1])/2}'
+}
+# cpu FILE: the median CPU seconds (user+sys) of timed's runs.
+cpu() {
+	awk '{print $3+$4}' "$1" >"$1.cpu"
+	median "$1.cpu"
 }
 maxcol() { awk -v c="$2" 'BEGIN{m=0} $c>m {m=$c} END {print m}' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
@@ -173,6 +184,23 @@ fi
 
 ld=$(loaddata)
 
+log "catch-up: $RUNS runs of stream and read on a server whose binlog is $(basename "$WL")"
+# A server that holds the workload as its first binlog: a template with
+# the file in place (a server started on it reads its GTID state from it).
+mkdir -p "$BENCH_DIR/catchup-tpl"
+rm -rf "$BENCH_DIR/catchup-tpl/template"
+cp -a "$BENCH_DIR/template" "$BENCH_DIR/catchup-tpl/template"
+cp "$WL" "$BENCH_DIR/catchup-tpl/template/binlog.000001"
+echo ./binlog.000001 >"$BENCH_DIR/catchup-tpl/template/binlog.index"
+BENCH_DIR=$BENCH_DIR/catchup-tpl mdb_start "$BENCH_DIR/catchup-source" "${mdb_binlog_flags[@]}"
+"$BIN/catchup" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -binlog "$BENCH_DIR/catchup-source/binlog.000001" \
+	-runs "$RUNS" -dir "$BENCH_DIR" >"$RES/catchup" 2>>"$LOG" ||
+	{ echo "compare: catchup failed, see $LOG" >&2; exit 1; }
+mdb_stop "$MDB_PID"
+rm -rf "$BENCH_DIR/catchup-source" "$BENCH_DIR/catchup-tpl"
+cu=$(cat "$RES/catchup")
+cuv() { echo "$cu" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
 log "live: ${LAG_SECONDS}s at $LAG_RATE rows/s"
 mdb_start "$BENCH_DIR/lag-source" "${mdb_binlog_flags[@]}"
 "$BIN/lag" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -rate "$LAG_RATE" -duration "${LAG_SECONDS}s" >"$RES/lag" 2>>"$LOG" ||
@@ -183,6 +211,8 @@ lag=$(cat "$RES/lag")
 lagv() { echo "$lag" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 b=$(median "$RES/binlogcdc")
+bc=$(cpu "$RES/binlogcdc")
+bigc=$(cpu "$RES/bigtx")
 m=$(median "$RES/mariadb-binlog")
 g=$(median "$RES/goparse")
 rb=$(median "$RES/replay-binlogcdc")
@@ -199,6 +229,14 @@ read (median of $RUNS, seconds)
 $(row "binlogcdc read > /dev/null" "$b")
 $(row "mariadb-binlog --verbose --base64-output=DECODE-ROWS" "$m" "binlogcdc $(ratio "$m" "$b")x faster")
 $(row "goparse (go-mysql BinlogParser, events discarded)" "$g" "binlogcdc $(ratio "$g" "$b")x faster")
+
+binlogcdc read, row changes per CPU-second (user+sys, median of $RUNS)
+$(row "$(basename "$WL") ($wl_events rows, one per transaction)" "$(awk -v r="$wl_events" -v c="$bc" 'BEGIN {printf "%.0f", r/c}')" "$bc CPU-s")
+$(row "$(basename "$BIG") (1M rows in one transaction)" "$(awk -v c="$bigc" 'BEGIN {printf "%.0f", 1000000/c}')" "$bigc CPU-s")
+
+stream --from earliest catching up on $(basename "$WL") vs read of it (CPU-s, median of $RUNS; same output)
+$(row "into a pipe: stream / read" "$(cuv stream) / $(cuv read)" "stream $(cuv ratio)x read's CPU")
+$(row "into a file (-o): stream / read" "$(cuv stream_o) / $(cuv read_o)" "stream $(cuv ratio_o)x read's CPU")
 
 peak RSS of binlogcdc read (max of $RUNS)
 $(row "$(basename "$WL")" "$(mib "$(maxcol "$RES/binlogcdc" 2)") MiB")
