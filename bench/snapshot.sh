@@ -2,7 +2,8 @@
 # bench/snapshot.sh measures 'binlogcdc snapshot' next to
 # 'mariadb-dump --single-transaction' on one table of ROWS rows (default
 # 1,500,000): rows/s and peak RSS (GNU time's maximum resident set size),
-# median of RUNS (default 3) runs each, output to /dev/null.
+# median of RUNS (default 3) runs each, output to /dev/null, after one
+# warm-up run of each.
 #
 # Table: INT primary key, BIGINT, DECIMAL(12,2), DATETIME(6), ENUM,
 # VARCHAR(100), TEXT (as bench/gen.sh's workload), filled with
@@ -27,22 +28,26 @@ INSERT INTO bench.t SELECT seq, seq * 7919, (seq % 100000) / 100, '2024-01-01' +
   1 + seq % 4, CONCAT('customer ', seq), REPEAT('note ', seq % 20) FROM bench.seq_1_to_$ROWS;"
 echo "snapshot: $(mdb -e 'SELECT ROUND(DATA_LENGTH/1048576) FROM information_schema.TABLES WHERE TABLE_NAME = "t"') MiB of data" >&2
 
-# measure NAME CMD...: prints "NAME seconds maxrss_kib" per run.
-measure() {
+# run NAME CMD...: prints "NAME seconds maxrss_kib".
+run() {
 	local name=$1
 	shift
-	local i
-	for i in $(seq 1 "$RUNS"); do
-		/usr/bin/time -f "%e %M" -o "$BENCH_DIR/time.out" "$@" >/dev/null 2>"$BENCH_DIR/stderr.out" ||
-			{ cat "$BENCH_DIR/stderr.out" >&2; return 1; }
-		echo "$name $(cat "$BENCH_DIR/time.out")"
-	done
+	/usr/bin/time -f "%e %M" -o "$BENCH_DIR/time.out" "$@" >/dev/null 2>"$BENCH_DIR/stderr.out" ||
+		{ cat "$BENCH_DIR/stderr.out" >&2; return 1; }
+	echo "$name $(cat "$BENCH_DIR/time.out")"
 }
+snap=("$BENCH_DIR/binlogcdc" snapshot --source "mysql://root@127.0.0.1:$MDB_PORT" --tables bench.t)
+dump=(mariadb-dump --no-defaults -h127.0.0.1 -P"$MDB_PORT" -uroot --single-transaction bench t)
 
-{
-	measure binlogcdc "$BENCH_DIR/binlogcdc" snapshot --source "mysql://root@127.0.0.1:$MDB_PORT" --tables bench.t
-	measure mariadb-dump mariadb-dump --no-defaults -h127.0.0.1 -P"$MDB_PORT" -uroot --single-transaction bench t
-} >"$BENCH_DIR/snapshot.results"
+# A warm-up pass of each (the buffer pool, and InnoDB's purge of the
+# fill's undo log, which competes for the CPU at first), then the two
+# tools in turn, so that a busier moment of the machine hits both.
+run warmup "${snap[@]}" >/dev/null
+run warmup "${dump[@]}" >/dev/null
+for i in $(seq 1 "$RUNS"); do
+	run binlogcdc "${snap[@]}"
+	run mariadb-dump "${dump[@]}"
+done >"$BENCH_DIR/snapshot.results"
 
 awk -v rows="$ROWS" '
 	{ t[$1] = t[$1] " " $2; m[$1] = ($3 > m[$1] ? $3 : m[$1]) }
