@@ -158,6 +158,20 @@ func TestReplay(t *testing.T) {
 			t.Errorf("checkpoint %q, want %q", cp, end)
 		}
 	})
+
+	t.Run("parallel-kill9", func(t *testing.T) {
+		dst := testserver.Start(t, testserver.Options{})
+		args := []string{"read", index, "--to", dst.DSN() + "/", "--parallel", "3", "--group-rows", "25", "--group-time", "5ms"}
+		runs, kills := rpKillLoop(t, g, args, 12, 15, 80)
+		t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
+		if kills < 10 {
+			t.Errorf("only %d kills landed while replaying (want ≥ 10): make the workload bigger", kills)
+		}
+		rpCompare(t, src, dst, "read --to --parallel 3 with kill -9")
+		if cp := rpCheckpoint(t, dst); cp != end {
+			t.Errorf("checkpoint %q, want %q", cp, end)
+		}
+	})
 }
 
 // rpKillLoop runs binlogcdc with args, killing it with SIGKILL after a

@@ -39,6 +39,7 @@ type ReplayOptions struct {
 	CreateTables   bool
 	GroupRows      int
 	GroupTime      time.Duration
+	Parallel       int
 	Format         string
 	Flashback      bool
 	FireTriggers   bool
@@ -63,6 +64,9 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
 	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
+	if !stream {
+		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see the README's replay section)")
+	}
 	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
 	f.BoolVar(&o.Accounts, "replay-accounts", false, "--to, --format sql: also apply account management (CREATE/ALTER/DROP USER, GRANT, REVOKE, SET PASSWORD, roles) as logged, passwords included; default: left out, secrets redacted everywhere")
 	f.StringArrayVar(&o.OmitColumns, "omit-columns", nil, "--format sql: leave these columns out of INSERT and UPDATE SET (the target's generated columns, which refuse values; --to finds them itself): `db.table.column[,...]`; repeatable")
@@ -170,6 +174,12 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	if o.policy, err = mysqlsink.ParsePolicy(o.OnConflict); err != nil {
 		return bad("--on-conflict: "+err.Error(), "--on-conflict skip")
 	}
+	if f.Changed("parallel") && (o.Parallel < 1 || o.Parallel > 64) {
+		return bad(fmt.Sprintf("--parallel %d: want 1 to 64 target connections", o.Parallel), "--parallel 4")
+	}
+	if o.Parallel > 1 && !strings.HasPrefix(o.To, "mysql://") {
+		return bad("--parallel needs --to mysql:// (it applies on several target connections)", "--to mysql://user@backup-host:3306/ --parallel 4")
+	}
 	if o.enabled() && !f.Changed("ddl") {
 		*ddlOn, o.ddl = true, "apply" // replay applies DDL unless --ddl=skip
 	}
@@ -223,12 +233,23 @@ func (o *ReplayOptions) targetConfig() (mysqlsink.Config, error) {
 type replayRun struct {
 	o       *ReplayOptions
 	logf    func(format string, args ...any)
-	target  *mysqlsink.Sink
+	target  *mysqlsink.Sink // serial apply (nil with --parallel > 1)
+	applier replayTarget    // target, or the parallel one
 	text    *sqltext.Sink
 	flash   *sqltext.Flashback
 	resume  change.Position // the target's checkpoint, if any
 	gtid    string          // the GTID of its last transaction
 	started time.Time
+}
+
+// replayTarget is a --to mysql:// sink: *mysqlsink.Sink or, with
+// --parallel, *mysqlsink.Parallel.
+type replayTarget interface {
+	sink.Sink
+	Checkpoint() (mysqlsink.Checkpoint, bool)
+	SaveStart(change.Position) error
+	Advance(change.Position)
+	Stats() mysqlsink.Stats
 }
 
 // openReplay connects to the --to target (reading its checkpoint); it
@@ -253,10 +274,17 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	if o.CreateTables {
 		opts.CreateTable = createTableSQL
 	}
-	if r.target, err = mysqlsink.Open(ctx, cfg, opts); err != nil {
-		return nil, err
+	if o.Parallel > 1 {
+		if r.applier, err = mysqlsink.OpenParallel(ctx, cfg, opts, o.Parallel); err != nil {
+			return nil, err
+		}
+	} else {
+		if r.target, err = mysqlsink.Open(ctx, cfg, opts); err != nil {
+			return nil, err
+		}
+		r.applier = r.target
 	}
-	if cp, ok := r.target.Checkpoint(); ok {
+	if cp, ok := r.applier.Checkpoint(); ok {
 		r.resume, r.gtid = cp.Next, cp.GTID
 	}
 	return r, nil
@@ -268,8 +296,8 @@ func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
 		FireTriggers: r.o.FireTriggers, ForeignKeys: true, Accounts: r.o.Accounts}
 	opts.Omit = r.o.omit
 	switch {
-	case r.target != nil:
-		return r.target, nil
+	case r.applier != nil:
+		return r.applier, nil
 	case r.o.Flashback:
 		var err error
 		r.flash, err = sqltext.NewFlashback(out, "", opts)
@@ -283,8 +311,8 @@ func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
 func (r *replayRun) summary(w io.Writer) {
 	d := time.Since(r.started)
 	switch {
-	case r.target != nil:
-		st := r.target.Stats()
+	case r.applier != nil:
+		st := r.applier.Stats()
 		st.Print(w)
 	case r.text != nil:
 		fmt.Fprintf(w, "binlogcdc: wrote SQL for %d rows of %d transactions in %v (%.0f rows/s)\n",
@@ -312,8 +340,8 @@ func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 // start saved as one first: --from now is resolved once, and a crash
 // before the first commit must not resolve it again later.
 func (r *replayRun) streamSink(out io.Writer, start change.Position) (sink.Sink, error) {
-	if r.target != nil && r.resume.File == "" && start.File != "" {
-		if err := r.target.SaveStart(start); err != nil {
+	if r.applier != nil && r.resume.File == "" && start.File != "" {
+		if err := r.applier.SaveStart(start); err != nil {
 			return nil, err
 		}
 	}
@@ -323,11 +351,11 @@ func (r *replayRun) streamSink(out io.Writer, start change.Position) (sink.Sink,
 // onCommit wraps stream's OnCommit: the positions the pipeline reports
 // also advance the target's checkpoint (a ROTATE between transactions).
 func (r *replayRun) onCommit(next func(change.TxEnd) error) func(change.TxEnd) error {
-	if r == nil || r.target == nil {
+	if r == nil || r.applier == nil {
 		return next
 	}
 	return func(tx change.TxEnd) error {
-		r.target.Advance(tx.Next)
+		r.applier.Advance(tx.Next)
 		return next(tx)
 	}
 }
@@ -374,15 +402,15 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
-	if r.target != nil && r.resume.File != "" {
+	if r.applier != nil && r.resume.File != "" {
 		s, done, err := o.Remote.resume(files, r.resume) // remote.go: resumeFiles, or --source
 		if err != nil {
-			r.target.Close(ctx)
+			r.applier.Close(ctx)
 			return err
 		}
 		if done {
 			logf("the target (replica %q) is at %s:%d, past the binlogs to read: nothing to apply", o.Replay.ReplicaName, r.resume.File, r.resume.Offset)
-			return r.target.Close(ctx)
+			return r.applier.Close(ctx)
 		}
 		if o.StartPosition != "" {
 			logf("--start-position ignored: the target's checkpoint wins")

@@ -14,7 +14,9 @@
 // from it applies every change exactly once. This needs transactional
 // (InnoDB) target tables; DDL, which the server commits on its own, is
 // recorded before and after it runs, and a DDL interrupted by a crash is
-// run again, its "already done" errors ignored.
+// run again, its "already done" errors ignored. Parallel (parallel.go)
+// applies on several connections, each with its own checkpoint row, and
+// keeps the same guarantee.
 //
 // Rows are found by the primary key of the event-time TABLE_MAP, or, for
 // a table without one, by all columns of the full before image (NULL-safe,
@@ -286,6 +288,25 @@ func (s *Sink) commitGroup(ddl change.Position) error {
 	s.stats.add(&s.group.stats)
 	s.group = group{}
 	return nil
+}
+
+// flushGroup commits the source transactions committed so far (Parallel).
+func (s *Sink) flushGroup() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.commitGroup(change.Position{})
+}
+
+// forgetTargetSchema drops what the sink knows of the target's tables
+// (Parallel: another connection ran a DDL).
+func (s *Sink) forgetTargetSchema() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.target.clear()
+	s.stmts.clear()
 }
 
 func (s *Sink) begin() error {

@@ -1,0 +1,135 @@
+package e2e
+
+// read --to --parallel N: the target must end up equal to the source
+// (ordered HEX rows, CHECKSUM TABLE) however the transactions were spread
+// over the connections, and after kill -9 at random points and restarts.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// rpParallelWorkload writes transactions whose result depends on their
+// order: each appends its number to the rows it touches (CONCAT), on the
+// same few keys, one-row and several-row transactions interleaved, keys
+// moved, rows deleted and inserted again; a parent/child pair with ON
+// DELETE CASCADE (applied serially), a table keyed by text (serial), an
+// ALTER in the middle and a transaction too large to hand over whole.
+func rpParallelWorkload(t *testing.T, src *testserver.Server, g *rpGen) {
+	t.Helper()
+	src.Exec(t,
+		"CREATE DATABASE pa",
+		"CREATE TABLE pa.h (id INT PRIMARY KEY, hist TEXT NOT NULL, n BIGINT NOT NULL DEFAULT 0)",
+		"CREATE TABLE pa.b (k VARBINARY(16) PRIMARY KEY, hist TEXT NOT NULL)",
+		"CREATE TABLE pa.txt (k VARCHAR(10) PRIMARY KEY, hist TEXT NOT NULL)",
+		"CREATE TABLE pa.parent (id INT PRIMARY KEY, hist TEXT NOT NULL)",
+		"CREATE TABLE pa.child (id INT PRIMARY KEY, pid INT, hist TEXT NOT NULL, FOREIGN KEY (pid) REFERENCES pa.parent (id) ON DELETE CASCADE)")
+	step := func(seq int) []string {
+		var stmts []string
+		for k := 1 + g.pick(3); k > 0; k-- {
+			id := g.pick(40)
+			switch g.pick(9) {
+			case 0, 1, 2:
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.h (id, hist, n) VALUES (%d, '%d', 1) ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d), n = (n * 3 + %d) %% 1000000007", id, seq, seq, seq%7))
+			case 3:
+				stmts = append(stmts, fmt.Sprintf("DELETE FROM pa.h WHERE id = %d", id))
+			case 4:
+				stmts = append(stmts, fmt.Sprintf("UPDATE IGNORE pa.h SET id = %d, hist = CONCAT(hist, ',m', %d) WHERE id = %d", 40+g.pick(10), seq, id))
+			case 5:
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.b VALUES (UNHEX('%02x00'), '%d') ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d)", id%10, seq, seq))
+			case 6:
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.txt VALUES ('%s', '%d') ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d)", []string{"a", "A", "b"}[g.pick(3)], seq, seq))
+			case 7:
+				p := id % 5
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.parent VALUES (%d, '%d') ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d)", p, seq, seq),
+					fmt.Sprintf("INSERT INTO pa.child VALUES (%d, %d, '%d') ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d)", id, p, seq, seq))
+			case 8:
+				stmts = append(stmts, fmt.Sprintf("DELETE FROM pa.parent WHERE id = %d", id%5))
+			}
+		}
+		if len(stmts) > 1 || g.chance(0.3) {
+			stmts = append(append([]string{"BEGIN"}, stmts...), "COMMIT")
+		}
+		return stmts
+	}
+	for seq := 1; seq <= 700; seq++ {
+		src.Exec(t, step(seq)...)
+		switch seq {
+		case 300:
+			src.Exec(t, "ALTER TABLE pa.h ADD COLUMN extra VARCHAR(5) DEFAULT 'x' AFTER id")
+		case 400:
+			// Larger than a worker is handed whole: applied as it comes.
+			var vals []string
+			for i := 0; i < 1500; i++ {
+				vals = append(vals, fmt.Sprintf("(%d, 'x', 'big', %d)", 1000+i, i))
+			}
+			src.Exec(t, "BEGIN", "INSERT INTO pa.h (id, extra, hist, n) VALUES "+strings.Join(vals, ","), "UPDATE pa.h SET hist = CONCAT(hist, ',big') WHERE id < 40", "COMMIT")
+		}
+	}
+}
+
+func TestReplayParallel(t *testing.T) {
+	g := rpSeed(t)
+	src := testserver.Start(t, testserver.Options{})
+	rpParallelWorkload(t, src, g)
+	end := rpMasterPos(t, src)
+	index := src.BinlogIndex()
+	workerRows := func(t *testing.T, dst *testserver.Server) []string {
+		var out []string
+		for _, r := range dst.QueryStrings(t, "SELECT CONCAT(replica, ' ', file, ':', pos) FROM binlogcdc.checkpoint ORDER BY replica") {
+			out = append(out, *r[0])
+		}
+		return out
+	}
+	wantRows := func(n int) []string {
+		var want []string
+		for k := 0; k < n; k++ {
+			name := "default"
+			if k > 0 {
+				name += fmt.Sprintf("#%d", k)
+			}
+			want = append(want, name+" "+end)
+		}
+		return want
+	}
+
+	t.Run("to", func(t *testing.T) {
+		dst := testserver.Start(t, testserver.Options{})
+		_, errOut := rpRun(t, 0, "read", index, "--to", dst.DSN()+"/", "--parallel", "4", "--group-rows", "20")
+		t.Log(strings.TrimSpace(errOut))
+		rpCompare(t, src, dst, "read --to --parallel 4")
+		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(4), "; "); got != want {
+			t.Errorf("checkpoint rows %q, want %q", got, want)
+		}
+		_, errOut = rpRun(t, 0, "read", index, "--to", dst.DSN()+"/", "--parallel", "4")
+		if !strings.Contains(errOut, "applied 0 rows") {
+			t.Errorf("second run applied something:\n%s", errOut)
+		}
+		// Stopped cleanly: another --parallel is fine, and serial too.
+		_, errOut = rpRun(t, 0, "read", index, "--to", dst.DSN()+"/", "--parallel", "2")
+		if !strings.Contains(errOut, "applied 0 rows") {
+			t.Errorf("run with --parallel 2 applied something:\n%s", errOut)
+		}
+		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(2), "; "); got != want {
+			t.Errorf("checkpoint rows after --parallel 2: %q, want %q", got, want)
+		}
+		rpCompare(t, src, dst, "read --to --parallel 4, then 2")
+	})
+
+	t.Run("kill9", func(t *testing.T) {
+		dst := testserver.Start(t, testserver.Options{})
+		args := []string{"read", index, "--to", dst.DSN() + "/", "--parallel", "3", "--group-rows", "7", "--group-time", "5ms"}
+		runs, kills := rpKillLoop(t, g, args, 12, 15, 120)
+		t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
+		if kills < 8 {
+			t.Errorf("only %d kills landed while replaying (want ≥ 8): make the workload bigger", kills)
+		}
+		rpCompare(t, src, dst, "read --to --parallel 3 with kill -9")
+		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(3), "; "); got != want {
+			t.Errorf("checkpoint rows %q, want %q", got, want)
+		}
+	})
+}

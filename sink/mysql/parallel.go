@@ -1,0 +1,756 @@
+package mysqlsink
+
+// Parallel apply (Parallel, --parallel N).
+//
+// Source transactions are applied on N target connections ("workers"),
+// each a Sink of its own with its own row in binlogcdc.checkpoint: worker
+// 0 the replica's usual row, worker k the row "replica#k". A worker
+// applies the transactions given to it in source order, grouped into
+// target transactions exactly as a single Sink does, and each of its
+// target transactions updates its own checkpoint row to the end of the
+// last source transaction it covers.
+//
+// Which worker applies a transaction is a function of the binlog and N
+// alone (assign). Its row keys — the primary key of the event-time
+// TABLE_MAP, integer or binary columns only — are hashed into N
+// partitions. A transaction whose keys all fall into one partition goes
+// to that partition's worker, so one-row transactions on the same row
+// always meet on one worker, in source order. One whose keys fall into
+// several goes to the worker named by the hash of its binlog position.
+// One with a change that has no such key (a keyless table, a text key
+// under a collation), a DDL, or more than parallelMaxRows rows or
+// parallelMaxBytes bytes goes to worker 0.
+//
+// Order between workers: the coordinator remembers the keys of what each
+// worker was given since it last committed on request; a transaction that
+// touches one of them on another worker waits until that worker has
+// committed (wait). So of two transactions changing the same row, the
+// later starts only after the earlier is committed, as in serial order.
+//
+// A barrier waits until every worker has committed everything before it,
+// runs alone, and is committed before any worker goes on. Barriers are
+// worker 0's keyless, DDL and large transactions, and every transaction
+// touching a table that is unsafe to apply concurrently on the target
+// (safeTable: triggers, foreign keys either way, a unique key besides the
+// primary key, system versioning, a primary key other than the
+// binlog's). Barriers depend on the target's catalog; the assignment
+// never does.
+//
+// Exactly once. Worker w's checkpoint cp[w] means: every transaction
+// assigned to w that ends at or before cp[w] is applied, and none after
+// it (the changes and the checkpoint row commit in one target
+// transaction, in source order). A worker's checkpoint also moves past
+// transactions that are not its own (a commit with no changes), but only
+// to the end of a transaction after which nothing assigned to it is
+// still unsent, and never back. After a crash the workers' checkpoints
+// differ; reading resumes at the earliest of them (Checkpoint; at the
+// beginning of the binlogs given while a worker has none), and a
+// transaction T is
+// skipped when it starts before cp[assign(T)] (it was applied, with its
+// checkpoint), applied otherwise. Since assign depends only on the binlog
+// and N, a restart recomputes the same worker for T; so a restart must
+// use the same N until the workers' checkpoints are equal again (a clean
+// Close leaves them equal; Open refuses another N before that).
+// --on-conflict keeps its meaning: a conflict depends only on earlier
+// changes to the same row, which the same worker applied before it (or
+// which a barrier committed before it), as in serial order.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+)
+
+var _ sink.Sink = (*Parallel)(nil)
+
+// Bounds of a transaction handed to a worker whole; a larger one is
+// applied by worker 0 as it arrives, as a barrier. Part of assign: a
+// restart after a crash must use the same values.
+const (
+	parallelMaxRows  = 1000
+	parallelMaxBytes = 4 << 20
+	workerQueue      = 32      // transactions queued per worker
+	maxInflightKeys  = 1 << 18 // keys tracked per worker before it must commit
+	batchRows        = 512     // rows handed to a worker at once, about
+	batchTxs         = 128     // transactions handed to a worker at once, at most
+)
+
+// Parallel applies source transactions on several connections (see above).
+// Its sink.Sink methods are called from one goroutine.
+type Parallel struct {
+	cfg  Config
+	opts Options
+	w    []*worker
+	// inflight[k] holds the keys of what worker k was given since it
+	// last committed on our request (wait).
+	inflight []map[uint64]struct{}
+	cat      *client.Conn      // catalog queries (safeTable)
+	safe     map[string]bool   // safeTable's answers, by `db`.`table`
+	cp       []change.Position // each worker's checkpoint at Open
+	hi       change.Position   // the latest of them
+
+	// The open source transaction.
+	buf       []change.Change
+	bufBytes  int
+	part      int  // its partition: -1 none yet
+	multi     bool // its keys fall into several partitions
+	nokey     bool // some change has no usable key (or is a DDL)
+	keys      []uint64
+	unsafe    bool // touches an unsafe table: a barrier
+	streaming bool // too large: its changes go to worker 0 as they come
+	skip      bool // applied before the restart: dropped
+	first     change.Position
+
+	last    change.TxEnd // the last source transaction's end
+	lastSet bool
+	txs     uint64
+	mu      sync.Mutex
+	failed  error
+}
+
+type worker struct {
+	s        *Sink
+	id       int
+	jobs     chan job
+	done     chan struct{}
+	sent     change.TxEnd // the latest transaction end it was told about (its checkpoint never goes back)
+	pend     []item       // queued, not yet handed over (dispatch)
+	pendRows int
+	err      error // owned by the worker goroutine
+}
+
+// job is what a worker is handed at once: source transactions, then
+// maybe a commit of its open target transaction.
+type job struct {
+	items []item
+	flush bool       // then commit the open target transaction
+	ack   chan error // and say so
+}
+
+type item struct {
+	advance *change.TxEnd   // commit this (empty) transaction end first
+	changes []change.Change // then apply these
+	tx      *change.TxEnd   // and commit them as this transaction
+}
+
+// workerReplica is worker k's checkpoint row.
+func workerReplica(replica string, k int) string {
+	if k == 0 {
+		return replica
+	}
+	return replica + "#" + strconv.Itoa(k)
+}
+
+// OpenParallel opens n workers (n >= 2) on the target and reconciles their
+// checkpoints (see above).
+func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parallel, error) {
+	if opts.Replica == "" {
+		opts.Replica = "default"
+	}
+	p := &Parallel{cfg: cfg, opts: opts, safe: map[string]bool{}, part: -1}
+	var err error
+	if p.cat, err = dial(ctx, cfg); err != nil {
+		return nil, err
+	}
+	// Worker rows left by an earlier run with another N.
+	r, err := p.cat.Execute("SELECT replica, file, pos FROM "+checkpointTable+" WHERE replica LIKE ?", escapeLike(opts.Replica)+"#%")
+	var stale []string
+	existed := map[int]bool{}
+	if err == nil {
+		for i := range r.RowNumber() {
+			name, _ := r.GetString(i, 0)
+			k, kerr := strconv.Atoi(strings.TrimPrefix(name, opts.Replica+"#"))
+			if kerr == nil && k >= n {
+				stale = append(stale, strings.Clone(name))
+			}
+			if kerr == nil {
+				existed[k] = true
+			}
+		}
+	}
+	for k := range n {
+		o := opts
+		o.Replica = workerReplica(opts.Replica, k)
+		s, err := Open(ctx, cfg, o)
+		if err != nil {
+			p.closeWorkers(ctx)
+			return nil, err
+		}
+		w := &worker{s: s, id: k, jobs: make(chan job, workerQueue), done: make(chan struct{}), sent: change.TxEnd{Next: s.cp.Next}}
+		p.w = append(p.w, w)
+		p.cp = append(p.cp, s.cp.Next)
+		p.inflight = append(p.inflight, map[uint64]struct{}{})
+	}
+	if err := p.reconcile(stale, existed); err != nil {
+		p.closeWorkers(ctx)
+		return nil, err
+	}
+	for _, w := range p.w {
+		go p.run(ctx, w)
+	}
+	return p, nil
+}
+
+// reconcile checks that the checkpoints were left by a clean stop or by
+// this N, and gives new worker rows the common checkpoint.
+func (p *Parallel) reconcile(stale []string, existed map[int]bool) error {
+	base := p.cp[0]
+	equal := true
+	for k, c := range p.cp {
+		if k > 0 && !existed[k] {
+			continue // a new worker
+		}
+		if c != base {
+			equal = false
+		}
+	}
+	for _, name := range stale {
+		if !equal {
+			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply with more workers (its row %q exists); run again with the --parallel it had, to catch up", p.opts.Replica, name)
+		}
+		r, err := p.cat.Execute("SELECT file, pos FROM "+checkpointTable+" WHERE replica = ?", name)
+		if err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+		f, _ := r.GetString(0, 0)
+		pos, _ := r.GetUint(0, 1)
+		if (change.Position{File: f, Offset: pos}) != base {
+			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply with more workers (row %q is at %s:%d, %q at %s:%d); run again with the --parallel it had, to catch up",
+				p.opts.Replica, name, f, pos, p.opts.Replica, base.File, base.Offset)
+		}
+		if _, err := p.cat.Execute("DELETE FROM "+checkpointTable+" WHERE replica = ?", name); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
+	for k := range p.cp {
+		if existed[k] || k == 0 || base.File == "" {
+			continue
+		}
+		if !equal {
+			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply with fewer workers; run again with the --parallel it had, to catch up", p.opts.Replica)
+		}
+		if err := p.w[k].s.SaveStart(base); err != nil {
+			return err
+		}
+		p.cp[k] = base
+		p.w[k].sent = change.TxEnd{Next: base}
+	}
+	return nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// Checkpoint is where reading resumes: the earliest worker checkpoint
+// (ok false: some worker has applied nothing yet, so reading starts at
+// the beginning).
+func (p *Parallel) Checkpoint() (Checkpoint, bool) {
+	best := 0
+	for k := range p.w {
+		if p.cp[k].File == "" {
+			return Checkpoint{}, false
+		}
+		if posLess(p.cp[k], p.cp[best]) {
+			best = k
+		}
+	}
+	return p.w[best].s.Checkpoint()
+}
+
+// SaveStart records start as every worker's checkpoint, where none has one.
+func (p *Parallel) SaveStart(start change.Position) error {
+	for _, w := range p.w {
+		if err := w.s.SaveStart(start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Advance moves the position past a ROTATE between transactions; the
+// workers' checkpoints follow with their next commits.
+func (p *Parallel) Advance(next change.Position) {
+	if len(p.buf) > 0 || p.streaming || next.File == "" || !p.lastSet {
+		return
+	}
+	p.last.Next = next
+}
+
+// Stats adds up the workers' counts.
+func (p *Parallel) Stats() Stats {
+	var st Stats
+	for k, w := range p.w {
+		ws := w.s.Stats()
+		st.add(&ws)
+		st.TargetCommits += ws.TargetCommits
+		st.DDL += ws.DDL
+		if k == 0 {
+			st.Started, st.Finished = ws.Started, ws.Finished
+		}
+	}
+	p.mu.Lock()
+	st.Transactions = p.txs
+	p.mu.Unlock()
+	return st
+}
+
+// run is worker w's goroutine.
+func (p *Parallel) run(ctx context.Context, w *worker) {
+	defer close(w.done)
+	for j := range w.jobs {
+		if w.err == nil {
+			w.err = w.do(ctx, j)
+			if w.err != nil {
+				p.fail(w.err)
+			}
+		}
+		if j.ack != nil {
+			j.ack <- w.err
+		}
+	}
+}
+
+func (w *worker) do(ctx context.Context, j job) error {
+	for _, it := range j.items {
+		if it.advance != nil {
+			if err := w.s.Commit(ctx, *it.advance); err != nil {
+				return err
+			}
+		}
+		for i := range it.changes {
+			if err := w.s.Write(ctx, &it.changes[i]); err != nil {
+				return err
+			}
+		}
+		if it.tx != nil {
+			if err := w.s.Commit(ctx, *it.tx); err != nil {
+				return err
+			}
+		}
+	}
+	if j.flush {
+		return w.s.flushGroup()
+	}
+	return nil
+}
+
+func (p *Parallel) fail(err error) {
+	p.mu.Lock()
+	if p.failed == nil {
+		p.failed = err
+	}
+	p.mu.Unlock()
+}
+
+// check makes err (from worker 0, called directly) sticky.
+func (p *Parallel) check(err error) error {
+	if err != nil {
+		p.fail(err)
+	}
+	return err
+}
+
+func (p *Parallel) err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// queue adds a source transaction (or, without tx, only the last
+// transaction end) to what w is handed next, first moving w's
+// checkpoint to the last transaction end when w was not told of it.
+func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
+	var it item
+	if p.lastSet && posLess(w.sent.Next, p.last.Next) {
+		end := p.last
+		it.advance = &end
+		w.sent = end
+	}
+	if tx != nil {
+		it.changes, it.tx = changes, tx
+		w.sent = *tx
+	}
+	if it.advance == nil && it.tx == nil {
+		return
+	}
+	w.pend = append(w.pend, it)
+	w.pendRows += len(changes)
+	if w.pendRows >= batchRows || len(w.pend) >= batchTxs {
+		p.dispatch(w, false, nil)
+	}
+}
+
+// dispatch hands w what was queued for it; with flush, w then commits
+// its open target transaction and sends its result to ack.
+func (p *Parallel) dispatch(w *worker, flush bool, ack chan error) {
+	if flush {
+		p.queue(w, nil, nil)
+	}
+	if len(w.pend) == 0 && !flush {
+		return
+	}
+	w.jobs <- job{items: w.pend, flush: flush, ack: ack}
+	w.pend, w.pendRows = nil, 0
+}
+
+// wait has worker k commit all it was given.
+func (p *Parallel) wait(k int) error {
+	ack := make(chan error, 1)
+	p.dispatch(p.w[k], true, ack)
+	clear(p.inflight[k])
+	return <-ack
+}
+
+// drain has every worker commit all it was given, its checkpoint at the
+// last transaction end.
+func (p *Parallel) drain() error {
+	for _, set := range p.inflight {
+		clear(set)
+	}
+	acks := make([]chan error, len(p.w))
+	for k, w := range p.w {
+		acks[k] = make(chan error, 1)
+		p.dispatch(w, true, acks[k])
+	}
+	var first error
+	for _, a := range acks {
+		if err := <-a; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Write buffers c for the open source transaction.
+func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
+	if err := p.err(); err != nil {
+		return err
+	}
+	if p.skip {
+		return nil
+	}
+	if len(p.buf) == 0 && !p.streaming {
+		p.first = c.Pos
+	}
+	if p.streaming {
+		return p.check(p.w[0].s.Write(ctx, c))
+	}
+	o := *c
+	var n1, n2 int
+	o.Before, n1 = cloneRow(c.Before)
+	o.After, n2 = cloneRow(c.After)
+	p.buf = append(p.buf, o)
+	p.bufBytes += n1 + n2 + len(c.SQL)
+	p.classify(&p.buf[len(p.buf)-1])
+	if len(p.buf) > parallelMaxRows || p.bufBytes > parallelMaxBytes {
+		// Too large to hold: worker 0's, applied as it comes.
+		if p.applied(0) {
+			p.skip = true
+			p.buf, p.bufBytes = nil, 0
+			return nil
+		}
+		if err := p.drain(); err != nil {
+			return err
+		}
+		p.streaming = true
+		buf := p.buf
+		p.buf, p.bufBytes = nil, 0
+		for i := range buf {
+			if err := p.w[0].s.Write(ctx, &buf[i]); err != nil {
+				return p.check(err)
+			}
+		}
+	}
+	return nil
+}
+
+// classify updates the open transaction's partition and barrier flag.
+func (p *Parallel) classify(c *change.Change) {
+	n := len(p.w)
+	if c.Op == change.DDL || c.Table == nil {
+		p.nokey, p.unsafe = true, true
+		return
+	}
+	if !p.safeTable(c) {
+		p.unsafe = true
+	}
+	for _, row := range []change.Row{c.Before, c.After} {
+		if row == nil {
+			continue
+		}
+		h, ok := keyHash(c, row)
+		switch {
+		case !ok && c.Op == change.Update && len(c.Before) > 0 && absentKey(row, c.Table.PrimaryKey):
+			// An after image without the key: the key did not change.
+			continue
+		case !ok:
+			p.nokey = true
+			continue
+		}
+		p.keys = append(p.keys, h)
+		k := int(h % uint64(n))
+		switch {
+		case p.part == -1:
+			p.part = k
+		case p.part != k:
+			p.multi = true
+		}
+	}
+}
+
+// keyHash hashes row's primary key (event-time TABLE_MAP) and table; ok
+// is false when the table has none, or one with a column whose equality
+// is not byte equality (text under a collation, floating point, a
+// prefix). The hash modulo N is the key's partition.
+func keyHash(c *change.Change, row change.Row) (uint64, bool) {
+	t := c.Table
+	if len(t.PrimaryKey) == 0 {
+		return 0, false
+	}
+	for _, pre := range t.PrimaryKeyPrefix {
+		if pre > 0 {
+			return 0, false
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(t.DB))
+	h.Write([]byte{0})
+	h.Write([]byte(t.Name))
+	var b [8]byte
+	for _, i := range t.PrimaryKey {
+		if i >= len(row) {
+			return 0, false
+		}
+		v := row[i]
+		switch v.Kind() {
+		case change.Int, change.Uint:
+			u := v.Uint()
+			for j := range b {
+				b[j] = byte(u >> (8 * j))
+			}
+			h.Write([]byte{1})
+			h.Write(b[:])
+		case change.Bytes:
+			h.Write([]byte{2})
+			h.Write(v.Bytes())
+			h.Write([]byte{0})
+		default:
+			return 0, false
+		}
+	}
+	return h.Sum64(), true
+}
+
+func (p *Parallel) resetTx() {
+	p.buf, p.bufBytes, p.part, p.multi, p.nokey, p.keys = nil, 0, -1, false, false, p.keys[:0]
+	p.unsafe, p.streaming, p.skip = false, false, false
+}
+
+// assign is the worker of the open transaction (see above) and whether it
+// is a barrier.
+func (p *Parallel) assign() (k int, barrier bool) {
+	n := len(p.w)
+	switch {
+	case p.nokey || p.part < 0:
+		return 0, true
+	case p.multi:
+		h := fnv.New64a()
+		h.Write([]byte(p.first.File))
+		h.Write([]byte(strconv.FormatUint(p.first.Offset, 10)))
+		return int(h.Sum64() % uint64(n)), p.unsafe
+	}
+	return p.part, p.unsafe
+}
+
+// absentKey reports whether row (a MINIMAL after image) lacks every
+// column of the key: the update did not change it.
+func absentKey(row change.Row, pk []int) bool {
+	for _, i := range pk {
+		if i < len(row) && !row[i].IsAbsent() {
+			return false
+		}
+	}
+	return len(pk) > 0
+}
+
+// applied reports whether the open transaction, assigned to worker k,
+// was applied before the restart (see above).
+func (p *Parallel) applied(k int) bool {
+	return p.first.File != "" && posLess(p.first, p.cp[k])
+}
+
+// Commit hands the source transaction to its worker.
+func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
+	if err := p.err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.txs++
+	p.mu.Unlock()
+	defer func() {
+		p.resetTx()
+		p.last, p.lastSet = tx, true
+	}()
+	switch {
+	case p.skip:
+		return nil
+	case p.streaming:
+		w := p.w[0]
+		if err := w.s.Commit(ctx, tx); err != nil {
+			return p.check(err)
+		}
+		w.sent = tx
+		return p.check(w.s.flushGroup())
+	case len(p.buf) == 0:
+		return nil
+	}
+	k, barrier := p.assign()
+	if p.applied(k) {
+		return nil
+	}
+	if !barrier {
+		// An earlier transaction on another worker that touched one of
+		// these rows commits first.
+		for i, set := range p.inflight {
+			if i == k || len(set) == 0 {
+				continue
+			}
+			for _, h := range p.keys {
+				if _, ok := set[h]; ok {
+					if err := p.wait(i); err != nil {
+						return err
+					}
+					break
+				}
+			}
+		}
+		set := p.inflight[k]
+		for _, h := range p.keys {
+			set[h] = struct{}{}
+		}
+		p.queue(p.w[k], p.buf, &tx)
+		if len(set) > maxInflightKeys {
+			return p.wait(k)
+		}
+		return nil
+	}
+	if err := p.drain(); err != nil {
+		return err
+	}
+	ack := make(chan error, 1)
+	p.queue(p.w[k], p.buf, &tx)
+	p.dispatch(p.w[k], true, ack)
+	if err := <-ack; err != nil {
+		return err
+	}
+	if p.buf[0].Op == change.DDL || p.hasDDL() {
+		// The other workers' view of the target's tables is stale.
+		p.safe = map[string]bool{}
+		for i, w := range p.w {
+			if i != k {
+				w.s.forgetTargetSchema()
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Parallel) hasDDL() bool {
+	for i := range p.buf {
+		if p.buf[i].Op == change.DDL {
+			return true
+		}
+	}
+	return false
+}
+
+// Rollback drops the open source transaction.
+func (p *Parallel) Rollback(ctx context.Context) error {
+	if err := p.err(); err != nil {
+		return err
+	}
+	streaming := p.streaming
+	p.resetTx()
+	if streaming {
+		return p.check(p.w[0].s.Rollback(ctx))
+	}
+	return nil
+}
+
+// Close commits what every worker was given, its checkpoint at the last
+// transaction end, and disconnects.
+func (p *Parallel) Close(ctx context.Context) error {
+	var err error
+	if p.err() == nil {
+		if p.streaming {
+			p.w[0].s.Rollback(ctx)
+			p.streaming = false
+		}
+		err = p.drain()
+	}
+	if cerr := p.closeWorkers(ctx); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = p.err()
+	}
+	return err
+}
+
+func (p *Parallel) closeWorkers(ctx context.Context) error {
+	var first error
+	for _, w := range p.w {
+		if w.jobs != nil {
+			close(w.jobs)
+			<-w.done
+			w.jobs = nil
+		}
+		if err := w.s.Close(ctx); err != nil && first == nil && !errors.Is(err, w.err) {
+			first = err
+		}
+	}
+	if p.cat != nil {
+		p.cat.Close()
+		p.cat = nil
+	}
+	return first
+}
+
+// posLess orders binlog positions: by file (the number after the last dot
+// when both have one, else the name), then offset.
+func posLess(a, b change.Position) bool {
+	if a.File != b.File {
+		na, ea := fileSeq(a.File)
+		nb, eb := fileSeq(b.File)
+		if ea == nil && eb == nil && strings.EqualFold(baseName(a.File), baseName(b.File)) {
+			return na < nb
+		}
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
+}
+
+func fileSeq(f string) (uint64, error) {
+	i := strings.LastIndexByte(f, '.')
+	if i < 0 {
+		return 0, errors.New("no sequence")
+	}
+	return strconv.ParseUint(f[i+1:], 10, 64)
+}
+
+func baseName(f string) string {
+	if i := strings.LastIndexByte(f, '.'); i >= 0 {
+		return f[:i]
+	}
+	return f
+}
