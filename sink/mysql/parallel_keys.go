@@ -1,0 +1,148 @@
+package mysqlsink
+
+import (
+	"errors"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// classify updates the open transaction's partition and barrier flag.
+func (p *Parallel) classify(c *change.Change) {
+	n := len(p.w)
+	if c.Op == change.DDL || c.Table == nil {
+		p.nokey, p.unsafe = true, true
+		return
+	}
+	if !p.safeTable(c) {
+		p.unsafe = true
+	}
+	for _, row := range []change.Row{c.Before, c.After} {
+		if row == nil {
+			continue
+		}
+		h, ok := keyHash(c, row)
+		switch {
+		case !ok && c.Op == change.Update && len(c.Before) > 0 && absentKey(row, c.Table.PrimaryKey):
+			// An after image without the key: the key did not change.
+			continue
+		case !ok:
+			p.nokey = true
+			continue
+		}
+		p.keys = append(p.keys, h)
+		k := int(h % uint64(n))
+		switch {
+		case p.part == -1:
+			p.part = k
+		case p.part != k:
+			p.multi = true
+		}
+	}
+}
+
+// keyHash hashes row's primary key (event-time TABLE_MAP) and table; ok
+// is false when the table has none, or one with a column whose equality
+// is not byte equality (text under a collation, floating point, a
+// prefix). The hash modulo N is the key's partition.
+func keyHash(c *change.Change, row change.Row) (uint64, bool) {
+	t := c.Table
+	if len(t.PrimaryKey) == 0 {
+		return 0, false
+	}
+	for _, pre := range t.PrimaryKeyPrefix {
+		if pre > 0 {
+			return 0, false
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(t.DB))
+	h.Write([]byte{0})
+	h.Write([]byte(t.Name))
+	var b [8]byte
+	for _, i := range t.PrimaryKey {
+		if i >= len(row) {
+			return 0, false
+		}
+		v := row[i]
+		switch v.Kind() {
+		case change.Int, change.Uint:
+			u := v.Uint()
+			for j := range b {
+				b[j] = byte(u >> (8 * j))
+			}
+			h.Write([]byte{1})
+			h.Write(b[:])
+		case change.Bytes:
+			h.Write([]byte{2})
+			h.Write(v.Bytes())
+			h.Write([]byte{0})
+		default:
+			return 0, false
+		}
+	}
+	return h.Sum64(), true
+}
+
+func (p *Parallel) resetTx() {
+	p.buf, p.bufBytes, p.part, p.multi, p.nokey, p.keys = nil, 0, -1, false, false, p.keys[:0]
+	p.unsafe, p.streaming, p.skip = false, false, false
+}
+
+// assign is the worker of the open transaction (see above) and whether it
+// is a barrier.
+func (p *Parallel) assign() (k int, barrier bool) {
+	n := len(p.w)
+	switch {
+	case p.nokey || p.part < 0:
+		return 0, true
+	case p.multi:
+		h := fnv.New64a()
+		h.Write([]byte(p.first.File))
+		h.Write([]byte(strconv.FormatUint(p.first.Offset, 10)))
+		return int(h.Sum64() % uint64(n)), p.unsafe
+	}
+	return p.part, p.unsafe
+}
+
+// absentKey reports whether row (a MINIMAL after image) lacks every
+// column of the key: the update did not change it.
+func absentKey(row change.Row, pk []int) bool {
+	for _, i := range pk {
+		if i < len(row) && !row[i].IsAbsent() {
+			return false
+		}
+	}
+	return len(pk) > 0
+}
+
+// posLess orders binlog positions: by file (the number after the last dot
+// when both have one, else the name), then offset.
+func posLess(a, b change.Position) bool {
+	if a.File != b.File {
+		na, ea := fileSeq(a.File)
+		nb, eb := fileSeq(b.File)
+		if ea == nil && eb == nil && strings.EqualFold(baseName(a.File), baseName(b.File)) {
+			return na < nb
+		}
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
+}
+
+func fileSeq(f string) (uint64, error) {
+	i := strings.LastIndexByte(f, '.')
+	if i < 0 {
+		return 0, errors.New("no sequence")
+	}
+	return strconv.ParseUint(f[i+1:], 10, 64)
+}
+
+func baseName(f string) string {
+	if i := strings.LastIndexByte(f, '.'); i >= 0 {
+		return f[:i]
+	}
+	return f
+}
