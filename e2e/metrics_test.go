@@ -54,7 +54,9 @@ func TestStreamMetrics(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	srv.Exec(t, "CREATE DATABASE mt", "CREATE TABLE mt.t (id INT PRIMARY KEY, v VARCHAR(20))")
 	dir := t.TempDir()
-	r := stStart(t, dir, "metrics", nil, "--source", srv.DSN(), "--metrics-addr", "127.0.0.1:0", "--health-window", "2s",
+	file, off := stMasterPos(t, srv) // not --from now: the stream may resolve it after the first insert
+	r := stStart(t, dir, "metrics", nil, "--source", srv.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off),
+		"--metrics-addr", "127.0.0.1:0", "--health-window", "2s",
 		"--heartbeat", "1s", "--checkpoint", filepath.Join(dir, "cp.json"), "-o", filepath.Join(dir, "out.jsonl"))
 	stPoll(t, 60*time.Second, r, "the stream to connect", r.ready)
 	m := metricsAddrRE.FindStringSubmatch(r.errText())
@@ -162,4 +164,65 @@ func TestMetricsArgs(t *testing.T) {
 			t.Errorf("binlogcdc %q: exit %d, want 2 with %q; stderr:\n%s", c.args, code, c.want, errText)
 		}
 	}
+}
+
+// TestStreamMetricsStalled: a replay target that stops taking writes (a
+// global read lock) stops the checkpoint: /healthz fails once a
+// transaction has waited longer than the health window, and passes again
+// when the target takes writes again.
+func TestStreamMetricsStalled(t *testing.T) {
+	t.Parallel()
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	for _, s := range []*testserver.Server{src, dst} {
+		s.Exec(t, "CREATE DATABASE ms", "CREATE TABLE ms.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	}
+	dir := t.TempDir()
+	file, off := stMasterPos(t, src)
+	r := stStart(t, dir, "stalled", nil, "--source", src.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off),
+		"--to", dst.DSN()+"/", "--metrics-addr", "127.0.0.1:0",
+		"--health-window", "2s", "--heartbeat", "1s")
+	stPoll(t, 60*time.Second, r, "the stream to connect", r.ready)
+	m := metricsAddrRE.FindStringSubmatch(r.errText())
+	if m == nil {
+		t.Fatalf("no metrics address on stderr:\n%s", r.errText())
+	}
+	addr := m[1]
+	inserted := func(n float64) func() bool {
+		return func() bool {
+			_, body := mtGet(addr, "/metrics")
+			return mtValue(body, `binlogcdc_rows_total{op="insert"}`) == n
+		}
+	}
+	src.Exec(t, "INSERT INTO ms.t VALUES (1, 'one')")
+	stPoll(t, 60*time.Second, r, "the first row applied", inserted(1))
+
+	lock := dst.Conn(t)
+	defer lock.Close()
+	if _, err := lock.Execute("FLUSH TABLES WITH READ LOCK"); err != nil {
+		t.Fatal(err)
+	}
+	src.Exec(t, "INSERT INTO ms.t VALUES (2, 'two')")
+	var hb string
+	stPoll(t, 60*time.Second, r, "/healthz to fail while the target is locked", func() bool {
+		var code int
+		code, hb = mtGet(addr, "/healthz")
+		return code == 503
+	})
+	if !strings.Contains(hb, "checkpoint has not advanced") {
+		t.Errorf("/healthz with the target locked: %q", hb)
+	}
+	if _, err := lock.Execute("UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	stPoll(t, 60*time.Second, r, "the second row applied", inserted(2))
+	stPoll(t, 60*time.Second, r, "/healthz to pass again", func() bool {
+		code, _ := mtGet(addr, "/healthz")
+		return code == 200
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(60 * time.Second); code != 0 {
+		t.Fatalf("stream exit %d; stderr:\n%s", code, r.errText())
+	}
+	rpRun(t, 0, "verify", "--source", src.DSN(), "--to", dst.DSN()+"/", "--tables", "ms.*")
 }

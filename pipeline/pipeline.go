@@ -453,7 +453,7 @@ func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 		return errStop
 	}
 	p.tx = txState{open: true, start: ev.Pos}
-	p.opts.Metrics.Begin()
+	p.opts.Metrics.Begin(ev.Pos)
 	p.tx.skip = !p.opts.StartTime.IsZero() && ts.Before(p.opts.StartTime)
 	p.setInTx(true)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/sink/kafka"
+	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
 )
 
 // MetricsOptions are --metrics-addr and --health-window (stream, read).
@@ -67,13 +68,19 @@ func watchKafka(m *metrics.Stream, ks *kafka.Sink) {
 	}
 }
 
-// metricsOnCommit wraps a pipeline's OnCommit so that m learns where the
-// checkpoint stands after each commit: the checkpoint file's position
-// when there is one (saved at most every --checkpoint-interval), else
-// where the committed transactions end (the replay target and Kafka keep
-// theirs with the data).
-func metricsOnCommit(m *metrics.Stream, next func(change.TxEnd) error, saver *checkpoint.Saver) func(change.TxEnd) error {
+// metricsOnCommit tells m where the checkpoint stands: a replay
+// target's, as committed on the target (asked at each scrape: the target
+// commits groups on its own); else, through the returned OnCommit that
+// wraps next, the checkpoint file's position when it is saved after every
+// transaction, or where the committed transactions end (a
+// --checkpoint-interval's saves lag behind by design; Kafka with
+// --kafka-exactly-once keeps its with each transaction).
+func metricsOnCommit(m *metrics.Stream, next func(change.TxEnd) error, saver *checkpoint.Saver, target *mysqlsink.Sink) func(change.TxEnd) error {
 	if m == nil {
+		return next
+	}
+	if target != nil {
+		m.SetCheckpointFunc(target.Saved)
 		return next
 	}
 	return func(tx change.TxEnd) error {
@@ -82,7 +89,7 @@ func metricsOnCommit(m *metrics.Stream, next func(change.TxEnd) error, saver *ch
 				return err
 			}
 		}
-		if saver != nil && saver.Path != "" {
+		if saver != nil && saver.Path != "" && saver.Interval == 0 {
 			m.Checkpoint(saver.Held())
 		} else {
 			m.Checkpoint(tx.Next)

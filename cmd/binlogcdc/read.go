@@ -199,7 +199,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		sk = ks
 	}
 	popts.Logf = warnf(stderr)
-	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil) // metrics.go
+	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, nil) // metrics.go
 	watchKafka(o.mx, ks)
 	p := pipeline.New(src, sk, popts)
 

@@ -360,6 +360,14 @@ func (r *replayRun) onCommit(next func(change.TxEnd) error) func(change.TxEnd) e
 	}
 }
 
+// targetSink is the --to target (nil: none), for --metrics-addr.
+func (r *replayRun) targetSink() *mysqlsink.Sink {
+	if r == nil {
+		return nil
+	}
+	return r.target
+}
+
 // createTableSQL is --create-tables: the table from its TABLE_MAP,
 // collations named for the target's flavor (assumed the source's).
 func createTableSQL(t *tablemap.Table, mariadb bool) (string, error) {
@@ -438,7 +446,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	}
 	defer src.Close()
 	popts.Logf, popts.Accounts = warnf(stderr), o.Replay.Accounts
-	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil) // metrics.go
+	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, r.targetSink()) // metrics.go
 	p := pipeline.New(src, sk, popts)
 	var stopProgress func()
 	if o.Progress || isTerminal(stderr) {

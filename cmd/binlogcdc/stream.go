@@ -358,7 +358,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
-			OnCommit: metricsOnCommit(mx, rp.onCommit(saver.Commit), saver)}, // replay.go, metrics.go
+			OnCommit: metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())}, // replay.go, metrics.go
 		Retryable: retryable,
 		Logf:      logf,
 	}

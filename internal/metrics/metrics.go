@@ -9,6 +9,7 @@ package metrics
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,24 +26,36 @@ type Stream struct {
 	reconnects   atomic.Uint64
 	sinkErrors   atomic.Uint64
 
-	lagNanos      atomic.Int64 // behind the source at the last commit (0: caught up)
-	lastCommitTS  atomic.Int64 // source commit time of the last transaction (unix ns)
-	checkpointAt  atomic.Int64 // when the checkpoint last advanced (unix ns)
-	pendingSince  atomic.Int64 // first transaction begun since the checkpoint advanced (unix ns; 0: none)
-	disconnected  atomic.Int64 // since when the source is unreachable (unix ns; 0: connected)
-	connected     atomic.Bool
-	bufferedFunc  atomic.Pointer[func() int64]
-	retriesFunc   atomic.Pointer[func() uint64]
-	checkpointPos atomic.Pointer[change.Position]
+	lagNanos     atomic.Int64 // behind the source at the last commit (0: caught up)
+	lastCommitTS atomic.Int64 // source commit time of the last transaction (unix ns)
+	disconnected atomic.Int64 // since when the source is unreachable (unix ns; 0: connected)
+	connected    atomic.Bool
+	bufferedFunc atomic.Pointer[func() int64]
+	retriesFunc  atomic.Pointer[func() uint64]
+
+	// The checkpoint and the transactions it has not caught up with
+	// (once per transaction: a mutex is cheap enough).
+	mu        sync.Mutex
+	cpFunc    func() change.Position // polled, if set (SetCheckpointFunc)
+	cpPos     change.Position
+	cpAt      time.Time // when cpPos was first seen
+	lastBegin mark      // the last transaction begun
+	waiting   mark      // the first transaction begun at or after cpPos (zero: none)
 
 	now func() time.Time
+}
+
+// mark is a transaction's start and when it began.
+type mark struct {
+	pos change.Position
+	at  time.Time
 }
 
 // New returns a Stream that starts now: the checkpoint counts as having
 // advanced at the start.
 func New() *Stream {
 	s := &Stream{now: time.Now}
-	s.checkpointAt.Store(s.now().UnixNano())
+	s.cpAt = s.now()
 	return s
 }
 
@@ -71,13 +84,18 @@ func (s *Stream) Heartbeat() {
 	s.lagNanos.Store(0)
 }
 
-// Begin records that a transaction began: work the checkpoint must catch
-// up with.
-func (s *Stream) Begin() {
-	if s == nil || s.pendingSince.Load() != 0 {
+// Begin records that a transaction began at pos: work the checkpoint
+// must catch up with.
+func (s *Stream) Begin(pos change.Position) {
+	if s == nil {
 		return
 	}
-	s.pendingSince.CompareAndSwap(0, s.clock().UnixNano())
+	s.mu.Lock()
+	s.lastBegin = mark{pos, s.clock()}
+	if s.waiting.at.IsZero() && !before(pos, s.cpPos) {
+		s.waiting = s.lastBegin
+	}
+	s.mu.Unlock()
 }
 
 // Commit counts a transaction delivered to the sink, with its rows by op
@@ -103,18 +121,66 @@ func (s *Stream) Commit(rows *[4]uint32, at time.Time) {
 	}
 }
 
-// Checkpoint records where the checkpoint stands; it advanced when pos
-// differs from the last one.
+// Checkpoint records where the checkpoint stands (where the first
+// transaction it does not cover starts); it advanced when pos differs
+// from the last one.
 func (s *Stream) Checkpoint(pos change.Position) {
 	if s == nil {
 		return
 	}
-	if old := s.checkpointPos.Load(); old != nil && *old == pos {
+	s.mu.Lock()
+	s.setCheckpoint(pos)
+	s.mu.Unlock()
+}
+
+// SetCheckpointFunc sets a function that says where the checkpoint
+// stands, asked at each scrape and health check: for a checkpoint that a
+// sink saves on its own (a replay target's, committed by a timer). It
+// must not block.
+func (s *Stream) SetCheckpointFunc(f func() change.Position) {
+	if s == nil {
 		return
 	}
-	s.checkpointPos.Store(&pos)
-	s.checkpointAt.Store(s.clock().UnixNano())
-	s.pendingSince.Store(0)
+	s.mu.Lock()
+	s.cpFunc = f
+	s.mu.Unlock()
+}
+
+// setCheckpoint is Checkpoint with s.mu held.
+func (s *Stream) setCheckpoint(pos change.Position) {
+	if pos == s.cpPos || pos.File == "" {
+		return
+	}
+	s.cpPos, s.cpAt = pos, s.clock()
+	if s.waiting.at.IsZero() || !before(s.waiting.pos, pos) {
+		return // nothing waited, or what waits is still not covered
+	}
+	// The transaction that waited is covered; the last one begun may not be.
+	s.waiting = mark{}
+	if !s.lastBegin.at.IsZero() && !before(s.lastBegin.pos, pos) {
+		s.waiting = s.lastBegin
+	}
+}
+
+// checkpointState polls the checkpoint function and returns when the
+// checkpoint last advanced and since when a transaction has been waiting
+// for it (zero: none).
+func (s *Stream) checkpointState() (cpAt, waitingSince time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cpFunc != nil {
+		s.setCheckpoint(s.cpFunc())
+	}
+	return s.cpAt, s.waiting.at
+}
+
+// before reports whether a comes before b (binlog file names of one
+// server sort by their fixed-width numeric suffix).
+func before(a, b change.Position) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
 }
 
 // SinkError counts a failed write to the sink (a target server, Kafka,
@@ -177,10 +243,11 @@ func (s *Stream) Health(window, stall time.Duration) error {
 			return fmt.Errorf("the source has been unreachable for %v, longer than the health window (%v)", out.Round(time.Second), window)
 		}
 	}
-	if p := s.pendingSince.Load(); p != 0 {
-		if stuck := now.Sub(time.Unix(0, p)); stuck > stall {
-			return fmt.Errorf("the checkpoint has not advanced for %v although transactions have been waiting for %v (longer than %v)",
-				now.Sub(time.Unix(0, s.checkpointAt.Load())).Round(time.Second), stuck.Round(time.Second), stall)
+	cpAt, waiting := s.checkpointState()
+	if !waiting.IsZero() {
+		if stuck := now.Sub(waiting); stuck > stall {
+			return fmt.Errorf("the checkpoint has not advanced for %v although a transaction has been waiting for %v (longer than %v)",
+				now.Sub(cpAt).Round(time.Second), stuck.Round(time.Second), stall)
 		}
 	}
 	return nil

@@ -18,7 +18,7 @@ func (c *fakeClock) now() time.Time { return c.t }
 func newFake() (*Stream, *fakeClock) {
 	c := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	s := &Stream{now: c.now}
-	s.checkpointAt.Store(c.t.UnixNano())
+	s.cpAt = c.t
 	return s, c
 }
 
@@ -46,31 +46,50 @@ func TestHealth(t *testing.T) {
 	s.Connected()
 	check("connected again", true, "")
 
-	s.Begin()
+	pos := func(off uint64) change.Position { return change.Position{File: "b.000001", Offset: off} }
+	s.Checkpoint(pos(100))
+	s.Begin(pos(100))
 	c.t = c.t.Add(stall)
-	s.Begin()
+	s.Begin(pos(200)) // the pipeline goes on; the checkpoint does not
 	check("a transaction waiting for the stall time", true, "")
 	c.t = c.t.Add(time.Second)
 	check("a transaction waiting past the stall time", false, "checkpoint has not advanced")
-	s.Checkpoint(change.Position{File: "b.000001", Offset: 100})
-	check("the checkpoint advanced", true, "")
-	s.Begin()
+	s.Checkpoint(pos(200))
+	check("the first transaction is covered, the second waits since", true, "")
+	c.t = c.t.Add(stall - time.Second) // it began a second before the checkpoint advanced
+	check("the second waited the stall time", true, "")
+	c.t = c.t.Add(time.Second)
+	check("the second waited past the stall time", false, "waiting for 2m1s")
+	s.Checkpoint(pos(300))
+	check("the checkpoint covers everything begun", true, "")
+	c.t = c.t.Add(time.Hour)
+	check("idle for an hour after", true, "")
+	s.Begin(pos(300))
+	check("a transaction begins after the long idle time", true, "")
 	c.t = c.t.Add(stall + time.Second)
-	s.Checkpoint(change.Position{File: "b.000001", Offset: 100})
+	s.Checkpoint(pos(300))
 	check("the same checkpoint again is no advance", false, "checkpoint has not advanced")
+
+	// A checkpoint asked for at each check (a replay target's).
+	target := pos(300)
+	s.SetCheckpointFunc(func() change.Position { return target })
+	check("still not advanced", false, "checkpoint has not advanced")
+	target = pos(400)
+	check("the target committed", true, "")
 }
 
 func TestNilStream(t *testing.T) {
 	var s *Stream // metrics off: every call is a no-op
 	s.Event(10)
 	s.Heartbeat()
-	s.Begin()
+	s.Begin(change.Position{})
 	s.Commit(&[4]uint32{1}, time.Now())
 	s.Checkpoint(change.Position{})
 	s.SinkError()
 	s.Connected()
 	s.Disconnected()
 	s.Reconnect()
+	s.SetCheckpointFunc(nil)
 	s.SetBuffered(func() int64 { return 1 })
 	s.SetRetries(func() uint64 { return 1 })
 }
@@ -86,7 +105,7 @@ func TestServe(t *testing.T) {
 	s.Connected()
 	s.Event(100)
 	s.Event(50)
-	s.Begin()
+	s.Begin(change.Position{File: "b.000001", Offset: 100})
 	s.Commit(&[4]uint32{3, 2, 1, 1}, c.t.Add(-1500*time.Millisecond))
 	s.Checkpoint(change.Position{File: "b.000001", Offset: 200})
 	s.Reconnect()

@@ -118,7 +118,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if ts := s.lastCommitTS.Load(); ts != 0 {
 		gauge(descLastCommit, float64(ts)/1e9)
 	}
-	gauge(descCPAge, s.clock().Sub(time.Unix(0, s.checkpointAt.Load())).Seconds())
+	cpAt, _ := s.checkpointState()
+	gauge(descCPAge, s.clock().Sub(cpAt).Seconds())
 	if f := s.retriesFunc.Load(); f != nil {
 		counter(descRetries, (*f)())
 	}

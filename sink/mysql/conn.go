@@ -188,6 +188,8 @@ func (s *Sink) SaveStart(start change.Position) error {
 		return nil
 	}
 	s.saved = change.TxEnd{Next: start}
+	next := s.saved.Next
+	s.savedPos.Store(&next)
 	if err := s.saveCheckpoint(s.saved, change.Position{}); err != nil {
 		return fmt.Errorf("target: saving the start position: %w", err)
 	}

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -55,8 +56,9 @@ type Sink struct {
 	args     []any
 	warnings uint16 // of the last statement exec ran
 
-	cp       Checkpoint   // as read at Open
-	saved    change.TxEnd // the last checkpoint written (or read)
+	cp       Checkpoint                      // as read at Open
+	saved    change.TxEnd                    // the last checkpoint written (or read)
+	savedPos atomic.Pointer[change.Position] // saved.Next, for Saved (not under mu)
 	target   targetSchema
 	curDB    string // the session's default database
 	ddlRetry bool   // the DDL at cp.DDL may have run before a crash
@@ -123,6 +125,8 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
+	next := s.saved.Next
+	s.savedPos.Store(&next)
 	s.ddlRetry = cp.DDL.File != ""
 	s.stats.Started = time.Now()
 	go s.timer()
@@ -285,6 +289,7 @@ func (s *Sink) commitGroup(ddl change.Position) error {
 		s.stats.TargetCommits++
 	}
 	s.saved = end
+	s.savedPos.Store(&end.Next)
 	s.stats.add(&s.group.stats)
 	s.group = group{}
 	return nil
@@ -414,6 +419,16 @@ func (s *Sink) timer() {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// Saved returns where the checkpoint committed on the target stands (for
+// --metrics-addr). Unlike the other methods it does not wait for the
+// lock: a target that blocks a commit must not block the caller too.
+func (s *Sink) Saved() change.Position {
+	if p := s.savedPos.Load(); p != nil {
+		return *p
+	}
+	return change.Position{}
 }
 
 // Stats returns the counts so far (committed on the target).
