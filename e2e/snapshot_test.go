@@ -55,6 +55,8 @@ var spTables = []struct {
 		[]string{"(2, 'a', 3)", "(1, 'x', NULL)"}},
 	{"CREATE TABLE sp.labels (id INT PRIMARY KEY, e ENUM('it''s', 'back\\\\slash', 'x,y', ' sp ', 'ü\"q') CHARACTER SET latin1, s SET('a''b', 'c\\\\d', 'e f') CHARACTER SET utf8mb4 COLLATE utf8mb4_bin)",
 		[]string{"(1, 'it''s', 'a''b,c\\\\d')", "(2, 'back\\\\slash', 'e f')", "(3, ' sp ', '')", "(4, 'ü\"q', 'a''b,e f')"}},
+	{"CREATE TABLE sp.gen (id INT PRIMARY KEY, v VARCHAR(10), g INT AS (id * 2) VIRTUAL, s VARCHAR(10) AS (UPPER(v)) STORED)",
+		[]string{"(1, 'ab', DEFAULT, DEFAULT)", "(2, NULL, DEFAULT, DEFAULT)"}},
 	{"CREATE TABLE sp.myisam (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM",
 		[]string{"(1, 'm')"}},
 	{"CREATE TABLE sp.strpk (k VARCHAR(20) COLLATE utf8mb4_unicode_ci, n INT, e ENUM('p','q') NOT NULL, PRIMARY KEY (k(5), n))",

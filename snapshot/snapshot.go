@@ -79,8 +79,13 @@ func Begin(ctx context.Context, conn *client.Conn, flavor string) (*Source, erro
 			return nil, s.err(ctx, q, err)
 		}
 	}
-	if _, err := conn.Execute("SET SESSION max_statement_time = 0"); err != nil && s.mariadb {
-		return nil, s.err(ctx, "SET SESSION max_statement_time = 0", err)
+	// No statement time limit for the long SELECTs (MariaDB, MySQL).
+	limit := "SET SESSION max_statement_time = 0"
+	if !s.mariadb {
+		limit = "SET SESSION max_execution_time = 0"
+	}
+	if _, err := conn.Execute(limit); err != nil {
+		return nil, s.err(ctx, limit, err)
 	}
 	var err error
 	if s.mariadb {
