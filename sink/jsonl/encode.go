@@ -13,6 +13,14 @@ import (
 // keys and header, so a row costs only its values.
 type encoder struct {
 	keys map[*tablemap.Table]*tableKeys
+
+	// The last "ts" and "pos.file" encoded: rows of a transaction share
+	// them, and transactions mostly share a file and often a second.
+	ts     time.Time
+	tsMic  bool
+	tsText []byte
+	file   string
+	fileJS []byte
 }
 
 type tableKeys struct {
@@ -72,9 +80,17 @@ func (e *encoder) appendChange(b []byte, c *change.Change) []byte {
 		}
 	}
 	b = append(b, `,"ts":"`...)
-	b = appendTime(b, c.Time, c.TimeMicro)
+	if !c.Time.Equal(e.ts) || c.TimeMicro != e.tsMic || e.tsText == nil {
+		e.ts, e.tsMic = c.Time, c.TimeMicro
+		e.tsText = appendTime(e.tsText[:0], c.Time, c.TimeMicro)
+	}
+	b = append(b, e.tsText...)
 	b = append(b, `","pos":{"file":`...)
-	b = appendString(b, c.Pos.File)
+	if c.Pos.File != e.file || e.fileJS == nil {
+		e.file = c.Pos.File
+		e.fileJS = appendString(e.fileJS[:0], c.Pos.File)
+	}
+	b = append(b, e.fileJS...)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendUint(b, c.Pos.Offset, 10)
 	b = append(b, `,"row":`...)
