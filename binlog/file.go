@@ -261,6 +261,11 @@ func (s *FileSource) open(name string) error {
 		if int64(s.start.Offset) > s.size {
 			return &Error{Pos: s.start, Err: fmt.Errorf("start position is past the end of the file (%d bytes)", s.size)}
 		}
+		// Downstream still needs the FORMAT_DESCRIPTION_EVENT: a copy, as
+		// ev lives in the reader's buffer.
+		fde := *ev
+		fde.Raw = append([]byte(nil), ev.Raw...)
+		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
 		if _, err := s.f.Seek(int64(s.start.Offset), io.SeekStart); err != nil {
 			return fmt.Errorf("binlog: %w", err)
 		}
@@ -269,10 +274,6 @@ func (s *FileSource) open(name string) error {
 		s.startAt = s.off
 		s.start = change.Position{}
 		s.lastType = 0 // unknown: checkEnd cannot tell what came before the start
-		// Downstream still needs the FORMAT_DESCRIPTION_EVENT.
-		fde := *ev
-		fde.Raw = append([]byte(nil), ev.Raw...)
-		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
 		s.pending = &fde
 	}
 	return nil

@@ -15,16 +15,15 @@ import (
 // the file and an *Error wrapping io.ErrUnexpectedEOF for a truncated one.
 func (s *FileSource) readEvent() (*Event, error) {
 	pos := change.Position{File: s.base, Offset: uint64(s.off)}
-	if cap(s.buf) < HeaderSize {
-		s.buf = make([]byte, 0, 64<<10)
-	}
-	hdr := s.buf[:HeaderSize]
-	n, err := io.ReadFull(s.r, hdr)
-	if err == io.EOF {
-		return nil, io.EOF
-	}
-	if err != nil {
-		return nil, s.truncated(pos, fmt.Errorf("event header cut short after %d of %d bytes", n, HeaderSize))
+	// The event is read in place in the reader's buffer when it fits
+	// (valid until the next read, as s.buf would be): no copy, and no
+	// io.ReadFull per event.
+	hdr, err := s.r.Peek(HeaderSize)
+	if len(hdr) < HeaderSize {
+		if len(hdr) == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, s.truncated(pos, fmt.Errorf("event header cut short after %d of %d bytes", len(hdr), HeaderSize))
 	}
 	h := parseHeader(hdr)
 	size := int64(h.EventSize)
@@ -35,13 +34,20 @@ func (s *FileSource) readEvent() (*Event, error) {
 	if rest := s.size - s.off; size > rest {
 		return nil, s.truncated(pos, fmt.Errorf("%v event of %d bytes, but only %d bytes are left in the file", h.EventType, size, rest))
 	}
-	if int64(cap(s.buf)) < size {
-		s.buf = make([]byte, size, size+size/4)
-		copy(s.buf, hdr)
-	}
-	raw := s.buf[:size]
-	if _, err := io.ReadFull(s.r, raw[HeaderSize:]); err != nil {
-		return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
+	var raw []byte
+	if size <= int64(s.r.Size()) {
+		if raw, err = s.r.Peek(int(size)); err != nil {
+			return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
+		}
+		s.r.Discard(int(size))
+	} else {
+		if int64(cap(s.buf)) < size {
+			s.buf = make([]byte, size, size+size/4)
+		}
+		raw = s.buf[:size]
+		if _, err := io.ReadFull(s.r, raw); err != nil {
+			return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
+		}
 	}
 	s.off += size
 	s.ev = Event{Pos: pos, NextPos: change.Position{File: s.base, Offset: uint64(s.off)}, Header: h, Raw: raw}
