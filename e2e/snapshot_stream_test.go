@@ -235,14 +235,31 @@ func TestSnapshotStreamJSONFold(t *testing.T) {
 	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
 	args := []string{"--snapshot", "--source", src.DSN(), "-o", out, "--checkpoint", cp}
 
+	// 1: killed inside the snapshot, once part of it is in the file.
 	r := stStart(t, dir, "1", nil, args...)
+	stPoll(t, 2*time.Minute, r, "snapshot lines in -o", func() bool { st, err := os.Stat(out); return err == nil && st.Size() > 1<<20 })
+	r.kill9()
+	if _, err := os.Stat(cp); err == nil {
+		t.Logf("the first run finished its snapshot before the kill")
+	}
+
+	// 2: cuts the file back, takes the snapshot again; killed in the stream.
+	r = stStart(t, dir, "2", nil, args...)
 	stPoll(t, 3*time.Minute, r, "the checkpoint after the snapshot", func() bool { _, err := os.Stat(cp); return err == nil })
+	if !strings.Contains(r.errText(), "did not finish") && !strings.Contains(r.errText(), "resuming at") {
+		t.Errorf("the second run neither took the snapshot again nor resumed:\n%s", r.errText())
+	}
 	first := stLoadCP(t, cp)
 	at := ops.Load()
 	stPoll(t, 2*time.Minute, r, "the stream to write changes", func() bool { return ops.Load() > at+5 && stLoadCP(t, cp).Offset != first.Offset })
 	r.kill9()
 
-	r = stStart(t, dir, "2", nil, args...)
+	if _, err := os.Stat(cp + ".snapshot"); err == nil {
+		t.Errorf("the snapshot's mark %s.snapshot is still there after its checkpoint", cp)
+	}
+
+	// 3: resumes from the checkpoint; the workload stops.
+	r = stStart(t, dir, "3", nil, args...)
 	stPoll(t, time.Minute, r, "the restart", func() bool { return strings.Contains(r.errText(), "resuming at") })
 	close(stop)
 	<-done

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -121,7 +124,8 @@ func (o *StreamOptions) checkSnapshotArgs() error {
 type streamSnapshot struct {
 	src    *snapshot.Source
 	tables []snapshot.TableInfo
-	redo   bool // a target's earlier snapshot did not finish
+	redo   bool   // a target's earlier snapshot did not finish
+	mark   string // CHECKPOINT.snapshot, while -o gets the snapshot
 }
 
 // snapshotTargetResume returns the target's checkpoint unless a snapshot
@@ -141,10 +145,12 @@ func (o *StreamOptions) snapshotTargetResume(rp *replayRun, cp *checkpoint.Check
 
 // beginSnapshot opens the consistent snapshot and lists its tables.
 func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, rp *replayRun, redo bool, logf func(string, ...any)) (*streamSnapshot, error) {
+	var mark string
 	if o.Output != "" && o.Checkpoint != "" {
-		// No checkpoint yet: the file must not hold an earlier, unfinished snapshot.
-		if st, err := os.Stat(o.Output); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
-			return nil, fmt.Errorf("--snapshot: -o %s is not empty but the checkpoint %s does not exist: it holds an earlier snapshot that did not finish, or another stream's output; move it away to take the snapshot", o.Output, o.Checkpoint)
+		// No checkpoint yet: -o may end in an unfinished snapshot.
+		var err error
+		if mark, err = markOutput(o.Output, o.Checkpoint, logf); err != nil {
+			return nil, err
 		}
 	}
 	conn, err := binlog.Connect(ctx, cfg)
@@ -176,7 +182,77 @@ func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig
 			return nil, err
 		}
 	}
-	return &streamSnapshot{src: src, tables: tables, redo: redo}, nil
+	return &streamSnapshot{src: src, tables: tables, redo: redo, mark: mark}, nil
+}
+
+// outputMark is CHECKPOINT.snapshot: while a snapshot is written to -o
+// and its checkpoint is not saved yet, the size -o had before it. A run
+// that finds it (killed inside the snapshot) cuts -o back to that size
+// and takes the snapshot again, so -o holds each snapshot row once.
+type outputMark struct {
+	Output string `json:"output"`
+	Size   int64  `json:"size"`
+}
+
+// markOutput cuts -o back after an unfinished snapshot, then marks the
+// one about to start. It returns the mark's path.
+func markOutput(output, cp string, logf func(string, ...any)) (string, error) {
+	mark := cp + ".snapshot"
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return "", err
+	}
+	if data, err := os.ReadFile(mark); err == nil {
+		var m outputMark
+		if err := json.Unmarshal(data, &m); err != nil || m.Output != abs {
+			return "", fmt.Errorf("--snapshot: %s is not the mark of a snapshot into -o %s; move it away", mark, output)
+		}
+		if st, err := os.Stat(output); err == nil && st.Size() > m.Size {
+			if err := os.Truncate(output, m.Size); err != nil {
+				return "", &checkpoint.WriteError{What: "-o " + output, Err: err}
+			}
+		}
+		logf("the last snapshot into %s did not finish (%s): cut it back to %d bytes, taking the snapshot again", output, mark, m.Size)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	var size int64
+	if st, err := os.Stat(output); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	data, _ := json.Marshal(outputMark{Output: abs, Size: size})
+	if err := writeSynced(mark, data); err != nil {
+		return "", &checkpoint.WriteError{What: "the snapshot mark " + mark, Err: err}
+	}
+	return mark, nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// saved is called once the checkpoint at the snapshot's position is
+// saved: the mark has done its work.
+func (s *streamSnapshot) saved() error {
+	if s == nil || s.mark == "" {
+		return nil
+	}
+	if err := os.Remove(s.mark); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // copy writes the snapshot's rows to sk; then the target (if any) holds

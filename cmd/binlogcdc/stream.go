@@ -346,6 +346,9 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		if err := saver.Start(start, pos); err != nil {
 			return err
 		}
+		if err := snap.saved(); err != nil { // snapshot.go
+			return err
+		}
 	}
 	hist.Close()
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
