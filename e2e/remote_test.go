@@ -175,6 +175,11 @@ func TestRemoteRecoverAndReplay(t *testing.T) {
 		t.Errorf("second read --source --to: want nothing applied, stderr:\n%s", errOut)
 	}
 
+	before := recSnapshot(t, src, "SELECT * FROM rp.types ORDER BY id")
+	beforeSum := *src.QueryStrings(t, "CHECKSUM TABLE rp.types")[0][1]
+	if len(before) == 0 {
+		t.Fatal("the workload left rp.types empty")
+	}
 	src.Exec(t, "DROP TABLE rp.types")
 	src.FlushLogs(t)
 	src.Exec(t, "INSERT INTO rp.comp (a, b, v) VALUES (99, 'after', 1)")
@@ -183,6 +188,12 @@ func TestRemoteRecoverAndReplay(t *testing.T) {
 	stSameOutput(t, "recover --source", got, want)
 	if !bytes.Contains(got, []byte("INSERT INTO")) {
 		t.Fatalf("recover printed no rows:\n%s", clip(string(got)))
+	}
+	// Restored into a server (--to), all over the network.
+	rpRun(t, 0, "recover", "--table", "rp.types", "--source", src.DSN(), "--from", "earliest", "--to", dst.DSN()+"/", "--as", "rp.types_back")
+	recSameRows(t, "recover --source --to", recSnapshot(t, dst, "SELECT * FROM rp.types_back ORDER BY id"), before)
+	if sum := *dst.QueryStrings(t, "CHECKSUM TABLE rp.types_back")[0][1]; sum != beforeSum {
+		t.Errorf("CHECKSUM TABLE: %s recovered, %s before the drop", sum, beforeSum)
 	}
 	wantList, _ := rpRun(t, 0, "recover", "--table", "rp.types", "--list", src.BinlogIndex())
 	gotList, _ := rpRun(t, 0, "recover", "--table", "rp.types", "--list", "--source", src.DSN(), "--from", "earliest")
