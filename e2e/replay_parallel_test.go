@@ -133,3 +133,23 @@ func TestReplayParallel(t *testing.T) {
 		}
 	})
 }
+
+// TestReplayParallelFlags: --parallel outside 1..64, or without --to
+// mysql://, is refused before anything is read.
+func TestReplayParallelFlags(t *testing.T) {
+	shop := "../testdata/shop.binlog"
+	for _, c := range [][]string{
+		{"read", shop, "--parallel", "0", "--to", "mysql://root@127.0.0.1:1/"},
+		{"read", shop, "--parallel", "65", "--to", "mysql://root@127.0.0.1:1/"},
+		{"read", shop, "--parallel", "2"},
+		{"read", shop, "--parallel", "2", "--format", "sql"},
+	} {
+		out, errText, code := runCLI(t, nil, c...)
+		if code != 2 || len(out) != 0 || !strings.Contains(errText, "--parallel") {
+			t.Errorf("%q: exit %d, stdout %.200q, stderr %q; want exit 2 naming --parallel", c, code, out, errText)
+		}
+	}
+	if _, errText, code := runCLI(t, nil, "stream", "--parallel", "2"); code != 2 || !strings.Contains(errText, "parallel") {
+		t.Errorf("stream --parallel: exit %d, stderr %q; want exit 2 (an unknown flag)", code, errText)
+	}
+}

@@ -64,6 +64,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
 var _ sink.Sink = (*Parallel)(nil)
@@ -89,10 +90,11 @@ type Parallel struct {
 	// inflight[k] holds the keys of what worker k was given since it
 	// last committed on our request (wait).
 	inflight []map[uint64]struct{}
-	cat      *client.Conn      // catalog queries (safeTable)
-	safe     map[string]bool   // safeTable's answers, by `db`.`table`
-	cp       []change.Position // each worker's checkpoint at Open
-	hi       change.Position   // the latest of them
+	cat      *client.Conn             // catalog queries (safeTable)
+	safe     map[string]bool          // safeTable's answers, by `db`.`table`
+	safeMap  map[*tablemap.Table]bool // ... and by TABLE_MAP (no name to build per change)
+	cp       []change.Position        // each worker's checkpoint at Open
+	hi       change.Position          // the latest of them
 
 	// The open source transaction.
 	buf       []change.Change
@@ -434,6 +436,7 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 	if p.buf[0].Op == change.DDL || p.hasDDL() {
 		// The other workers' view of the target's tables is stale.
 		p.safe = map[string]bool{}
+		clear(p.safeMap)
 		for i, w := range p.w {
 			if i != k {
 				w.s.forgetTargetSchema()

@@ -17,14 +17,22 @@ import (
 // "the table does not exist" is not kept (--create-tables makes it).
 func (p *Parallel) safeTable(c *change.Change) bool {
 	t := c.Table
-	name := string(sqltext.AppendTableName(nil, t.DB, t.Name))
-	if ok, seen := p.safe[name]; seen {
+	if ok, seen := p.safeMap[t]; seen {
 		return ok
 	}
-	ok, known := p.checkTable(t.DB, t.Name, t.PKNames)
-	if known {
+	name := string(sqltext.AppendTableName(nil, t.DB, t.Name))
+	ok, seen := p.safe[name]
+	if !seen {
+		var known bool
+		if ok, known = p.checkTable(t.DB, t.Name, t.PKNames); !known {
+			return false
+		}
 		p.safe[name] = ok
 	}
+	if len(p.safeMap) >= maxPlans {
+		clear(p.safeMap)
+	}
+	p.safeMap[t] = ok
 	return ok
 }
 

@@ -2,7 +2,6 @@ package mysqlsink
 
 import (
 	"errors"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -57,11 +56,9 @@ func keyHash(c *change.Change, row change.Row) (uint64, bool) {
 			return 0, false
 		}
 	}
-	h := fnv.New64a()
-	h.Write([]byte(t.DB))
-	h.Write([]byte{0})
-	h.Write([]byte(t.Name))
-	var b [8]byte
+	h := fnvString(fnvOffset, t.DB)
+	h = fnvByte(h, 0)
+	h = fnvString(h, t.Name)
 	for _, i := range t.PrimaryKey {
 		if i >= len(row) {
 			return 0, false
@@ -69,21 +66,36 @@ func keyHash(c *change.Change, row change.Row) (uint64, bool) {
 		v := row[i]
 		switch v.Kind() {
 		case change.Int, change.Uint:
-			u := v.Uint()
-			for j := range b {
-				b[j] = byte(u >> (8 * j))
+			h = fnvByte(h, 1)
+			for u, j := v.Uint(), 0; j < 8; j++ {
+				h = fnvByte(h, byte(u>>(8*j)))
 			}
-			h.Write([]byte{1})
-			h.Write(b[:])
 		case change.Bytes:
-			h.Write([]byte{2})
-			h.Write(v.Bytes())
-			h.Write([]byte{0})
+			h = fnvByte(h, 2)
+			for _, b := range v.Bytes() {
+				h = fnvByte(h, b)
+			}
+			h = fnvByte(h, 0)
 		default:
 			return 0, false
 		}
 	}
-	return h.Sum64(), true
+	return h, true
+}
+
+// FNV-1a, 64 bits (as hash/fnv, without its allocation).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = fnvByte(h, s[i])
+	}
+	return h
 }
 
 func (p *Parallel) resetTx() {
@@ -99,10 +111,9 @@ func (p *Parallel) assign() (k int, barrier bool) {
 	case p.nokey || p.part < 0:
 		return 0, true
 	case p.multi:
-		h := fnv.New64a()
-		h.Write([]byte(p.first.File))
-		h.Write([]byte(strconv.FormatUint(p.first.Offset, 10)))
-		return int(h.Sum64() % uint64(n)), p.unsafe
+		h := fnvString(fnvOffset, p.first.File)
+		h = fnvString(h, strconv.FormatUint(p.first.Offset, 10))
+		return int(h % uint64(n)), p.unsafe
 	}
 	return p.part, p.unsafe
 }

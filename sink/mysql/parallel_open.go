@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
 // workerReplica is worker k's checkpoint row.
@@ -23,7 +24,7 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 	if opts.Replica == "" {
 		opts.Replica = "default"
 	}
-	p := &Parallel{cfg: cfg, opts: opts, safe: map[string]bool{}, part: -1}
+	p := &Parallel{cfg: cfg, opts: opts, safe: map[string]bool{}, safeMap: map[*tablemap.Table]bool{}, part: -1}
 	var err error
 	if p.cat, err = dial(ctx, cfg); err != nil {
 		return nil, err
