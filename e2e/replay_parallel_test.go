@@ -31,13 +31,14 @@ func rpParallelWorkload(t *testing.T, src *testserver.Server, g *rpGen) {
 		var stmts []string
 		for k := 1 + g.pick(3); k > 0; k-- {
 			id := g.pick(40)
+			hid := id * 100 // integer keys go to workers in blocks of 256: spread them
 			switch g.pick(9) {
 			case 0, 1, 2:
-				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.h (id, hist, n) VALUES (%d, '%d', 1) ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d), n = (n * 3 + %d) %% 1000000007", id, seq, seq, seq%7))
+				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.h (id, hist, n) VALUES (%d, '%d', 1) ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d), n = (n * 3 + %d) %% 1000000007", hid, seq, seq, seq%7))
 			case 3:
-				stmts = append(stmts, fmt.Sprintf("DELETE FROM pa.h WHERE id = %d", id))
+				stmts = append(stmts, fmt.Sprintf("DELETE FROM pa.h WHERE id = %d", hid))
 			case 4:
-				stmts = append(stmts, fmt.Sprintf("UPDATE IGNORE pa.h SET id = %d, hist = CONCAT(hist, ',m', %d) WHERE id = %d", 40+g.pick(10), seq, id))
+				stmts = append(stmts, fmt.Sprintf("UPDATE IGNORE pa.h SET id = %d, hist = CONCAT(hist, ',m', %d) WHERE id = %d", (40+g.pick(10))*100, seq, hid))
 			case 5:
 				stmts = append(stmts, fmt.Sprintf("INSERT INTO pa.b VALUES (UNHEX('%02x00'), '%d') ON DUPLICATE KEY UPDATE hist = CONCAT(hist, ',', %d)", id%10, seq, seq))
 			case 6:
@@ -64,9 +65,9 @@ func rpParallelWorkload(t *testing.T, src *testserver.Server, g *rpGen) {
 			// Larger than a worker is handed whole: applied as it comes.
 			var vals []string
 			for i := 0; i < 1500; i++ {
-				vals = append(vals, fmt.Sprintf("(%d, 'x', 'big', %d)", 1000+i, i))
+				vals = append(vals, fmt.Sprintf("(%d, 'x', 'big', %d)", 100000+i, i))
 			}
-			src.Exec(t, "BEGIN", "INSERT INTO pa.h (id, extra, hist, n) VALUES "+strings.Join(vals, ","), "UPDATE pa.h SET hist = CONCAT(hist, ',big') WHERE id < 40", "COMMIT")
+			src.Exec(t, "BEGIN", "INSERT INTO pa.h (id, extra, hist, n) VALUES "+strings.Join(vals, ","), "UPDATE pa.h SET hist = CONCAT(hist, ',big') WHERE id < 4000", "COMMIT")
 		}
 	}
 }

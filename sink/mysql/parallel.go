@@ -217,7 +217,7 @@ func (w *worker) do(ctx context.Context, j job) error {
 			}
 		}
 		for i := range it.changes {
-			if err := w.s.Write(ctx, &it.changes[i]); err != nil {
+			if err := w.s.write(&it.changes[i], false); err != nil {
 				return err
 			}
 		}

@@ -32,9 +32,13 @@ func TestKeyHash(t *testing.T) {
 	row := func(v change.Value) change.Row { return change.Row{v, change.IntValue(7)} }
 	h1, ok1 := keyHash(c, row(change.IntValue(42)))
 	h2, ok2 := keyHash(c, row(change.IntValue(42)))
-	h3, _ := keyHash(c, row(change.IntValue(43)))
+	h3, _ := keyHash(c, row(change.IntValue(42+256)))
 	if !ok1 || !ok2 || h1 != h2 || h1 == h3 {
 		t.Errorf("int keys: %x %v, %x %v, %x", h1, ok1, h2, ok2, h3)
+	}
+	// Integers go in blocks of 256: ascending inserts stay together.
+	if h5, _ := keyHash(c, row(change.IntValue(43))); h5 != h1 {
+		t.Errorf("42 and 43 hash apart")
 	}
 	other := &change.Change{Op: change.Update, Table: &tablemap.Table{DB: "d", Name: "u", PrimaryKey: []int{0}}}
 	if h4, _ := keyHash(other, row(change.IntValue(42))); h4 == h1 {

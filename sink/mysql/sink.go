@@ -160,6 +160,15 @@ func cloneRow(r change.Row) (change.Row, int) {
 	return out, n
 }
 
+// rowSize is what cloneRow counts for r.
+func rowSize(r change.Row) int {
+	n := 0
+	for _, v := range r {
+		n += len(v.Bytes()) + 8
+	}
+	return n
+}
+
 // pendingRows and pendingBytes bound the changes held before they are
 // executed: beyond them, the pending changes run, those of the open source
 // transaction after a SAVEPOINT.
@@ -192,6 +201,12 @@ func (s *Sink) fail(err error) error {
 
 // Write queues c for the open source transaction.
 func (s *Sink) Write(_ context.Context, c *change.Change) error {
+	return s.write(c, true)
+}
+
+// write is Write; without clone, c's rows are the sink's to keep
+// (Parallel hands over its own copies).
+func (s *Sink) write(c *change.Change, clone bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
@@ -207,10 +222,14 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
 	o := op{c: *c}
-	var n1, n2 int
-	o.c.Before, n1 = cloneRow(c.Before)
-	o.c.After, n2 = cloneRow(c.After)
-	o.size = n1 + n2
+	if clone {
+		var n1, n2 int
+		o.c.Before, n1 = cloneRow(c.Before)
+		o.c.After, n2 = cloneRow(c.After)
+		o.size = n1 + n2
+	} else {
+		o.size = rowSize(c.Before) + rowSize(c.After)
+	}
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}
