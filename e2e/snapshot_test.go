@@ -235,16 +235,29 @@ func TestSnapshotFormats(t *testing.T) {
 func TestSnapshotRefusals(t *testing.T) {
 	src := testserver.Start(t, testserver.Options{})
 	dst := testserver.Start(t, testserver.Options{})
-	src.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (1, 1), (2, 2)")
+	src.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (1, 1), (2, 2)", "CREATE TABLE r.b_parent (id INT PRIMARY KEY)")
 	// Two GTID domains: the snapshot's GTID position has one GTID each.
 	src.Exec(t, "SET SESSION gtid_domain_id = 1", "INSERT INTO r.t VALUES (3, 3)", "SET SESSION gtid_domain_id = 0")
-	dst.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (9, 9)")
+	dst.Exec(t, "CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY, v INT)", "INSERT INTO r.t VALUES (9, 9)", "CREATE TABLE r.b_parent (id INT PRIMARY KEY)")
+	// Foreign keys on both sides: the child table comes first.
+	for _, srv := range []*testserver.Server{src, dst} {
+		srv.Exec(t, "CREATE TABLE r.a_child (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES r.b_parent (id))")
+	}
+	src.Exec(t, "INSERT INTO r.b_parent VALUES (1), (2)", "INSERT INTO r.a_child VALUES (10, 1), (20, 2)")
 	_, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--to", dst.DSN()+"/")
 	if code != 1 || !strings.Contains(errOut, "the target's `r`.`t` already holds rows") {
 		t.Errorf("snapshot into a table with rows: exit %d: %s", code, errOut)
 	}
 	if got := *dst.QueryStrings(t, "SELECT GROUP_CONCAT(id) FROM r.t")[0][0]; got != "9" {
 		t.Errorf("the target table was changed: %s", got)
+	}
+	if got := dst.QueryStrings(t, "SELECT COUNT(*) FROM r.a_child"); *got[0][0] != "0" {
+		t.Errorf("the refused snapshot wrote to the target before refusing")
+	}
+	// Run again without emptying it: still refused (no unfinished snapshot
+	// to take again, so nothing is emptied).
+	if _, errOut, code = runCLI(t, nil, "snapshot", "--source", src.DSN(), "--to", dst.DSN()+"/"); code != 1 || !strings.Contains(errOut, "already holds rows") {
+		t.Errorf("the second refused snapshot: exit %d: %s", code, errOut)
 	}
 	// Emptied, it is filled; the snapshot's position is the target's checkpoint.
 	dst.Exec(t, "DELETE FROM r.t")

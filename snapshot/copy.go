@@ -90,7 +90,10 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		q := selectSQL(ts)
 		inBatch := 0
 		var result mysql.Result
-		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: tx.Next, GTID: s.Pos.GTID}
+		// The snapshot is consistent as a whole, not table by table: a
+		// target checks no foreign keys while it loads it (as a dump does).
+		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: tx.Next, GTID: s.Pos.GTID,
+			Flags: change.RowsNoForeignKeyChecks}
 		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
 			r, err := cv.convert(ts, row)
 			if err != nil {

@@ -177,6 +177,14 @@ func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig
 	}
 	logf("snapshot of %d tables consistent with %s:%d%s", len(tables), p.File, p.Offset, gt)
 	if rp != nil && rp.target != nil {
+		if !redo { // nothing written yet: every table must be missing or empty
+			for _, t := range tables {
+				if err := rp.target.CheckSnapshotTable(t.DB, t.Name); err != nil {
+					src.Close()
+					return nil, err
+				}
+			}
+		}
 		if err := rp.target.BeginSnapshot(p.Pos()); err != nil {
 			src.Close()
 			return nil, err

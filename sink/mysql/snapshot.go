@@ -75,6 +75,29 @@ func (s *Sink) BeginSnapshot(pos change.Position) error {
 	return nil
 }
 
+// CheckSnapshotTable checks, before a snapshot begins, that db.name is
+// missing or empty on the target: the snapshot must not add its rows to
+// rows that are there.
+func (s *Sink) CheckSnapshotTable(db, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.ddlSession(); err != nil {
+		return err
+	}
+	q := string(sqltext.AppendTableName(nil, db, name))
+	r, err := s.ddlConn.Execute("SELECT EXISTS (SELECT 1 FROM " + q + ")")
+	switch {
+	case myErrorCode(err) == mysql.ER_NO_SUCH_TABLE || myErrorCode(err) == mysql.ER_BAD_DB_ERROR:
+		return nil
+	case err != nil:
+		return fmt.Errorf("snapshot: target: reading %s: %w", q, err)
+	}
+	if n, _ := r.GetInt(0, 0); n != 0 {
+		return fmt.Errorf("snapshot: the target's %s already holds rows, and replica %q has no checkpoint: the snapshot would add its rows to them; empty or drop it on the target first (or leave it out with --tables/--exclude-tables)", q, s.opts.Replica)
+	}
+	return nil
+}
+
 // PrepareSnapshotTable makes t ready for the snapshot's rows: created
 // (with Options.CreateTable, or tablemap.CreateTable) when missing;
 // emptied when redo (an earlier snapshot of this replica did not
