@@ -444,9 +444,11 @@ func kfKill9(t *testing.T, exactly bool) {
 	}
 	if exactly && fake != nil {
 		// One kill at the worst moment: the Kafka transaction is written
-		// and its commit (EndTxn) sent, but not answered.
+		// and its commit (EndTxn) sent, but not answered. Armed once the
+		// run has caught up, so that the commit held is the one of the
+		// 100 rows below, not one of the backlog the kills left (which
+		// made "records aborted" fall short under load).
 		var armed atomic.Bool
-		armed.Store(true)
 		stuck := make(chan struct{}, 1)
 		fake.ControlKey(int16(kmsg.EndTxn), func(kmsg.Request) (kmsg.Response, error, bool) {
 			fake.KeepControl()
@@ -460,6 +462,12 @@ func kfKill9(t *testing.T, exactly bool) {
 			return nil, nil, true // no answer: the client waits
 		})
 		r := start()
+		caughtUp := stLastGTID(t, srv)
+		stPoll(t, 2*time.Minute, r, "the resume point after "+caughtUp, func() bool {
+			c := kfLastCheckpoint(t, brokers, prefix, prefix)
+			return c != nil && c.LastGTID == caughtUp
+		})
+		armed.Store(true)
 		srv.Exec(t, "INSERT INTO kk.a (k, v) SELECT seq, 'in doubt' FROM kk.seq_1_to_100")
 		select {
 		case <-stuck:
