@@ -35,7 +35,7 @@ func (o *SnapshotOptions) AddFlags(f *pflag.FlagSet, command bool) {
 	if !command {
 		f.BoolVar(&o.On, "snapshot", false, "with no checkpoint yet: copy the selected tables as they are now (op \"snapshot\" lines, or rows on --to), then stream from exactly that position")
 	}
-	f.IntVar(&o.Batch, "snapshot-batch", 1000, "snapshot rows per sink transaction (per target commit with --to mysql://)")
+	f.IntVar(&o.Batch, "snapshot-batch", 1000, "snapshot rows per sink transaction: flushed together to -o, applied as one source transaction on --to mysql://")
 	f.BoolVar(&o.AllowNonTx, "allow-non-transactional", false, "snapshot MyISAM/Aria/MEMORY tables too (read as they are when read, not at the snapshot's position: only safe when nothing writes to them meanwhile)")
 }
 
@@ -50,7 +50,8 @@ every change is delivered once.
 Rows are JSON lines with "op":"snapshot" and "after" only (stdout or -o),
 encoded exactly as 'read' encodes the same values from a binlog; with
 --to mysql://… they are inserted into the target (tables created when
-missing, exactly once: see the README, "Snapshot"); with --to kafka://…
+missing, exactly once: see the README, "Start from the data already
+there"); with --to kafka://…
 they are published like inserts, keyed by primary key.
 
 MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT and the
@@ -67,8 +68,15 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 	var o StreamOptions
 	f, err := parseFlags("snapshot", snapshotUsage, args, stderr, func(f *pflag.FlagSet) {
 		o.AddFlags(f)
-		for _, n := range []string{"start-position", "start-gtid", "from", "checkpoint-interval", "heartbeat", "snapshot", "ddl"} {
-			f.MarkHidden(n)
+		for _, n := range []string{"start-position", "start-gtid", "from", "checkpoint-interval", "heartbeat", "snapshot", "ddl",
+			"metrics-addr", "health-window", "kafka-exactly-once", "kafka-replica-name", "kafka-transaction-timeout",
+			"keep-dropped", "replay-accounts", "omit-columns", "create-tables", "fire-triggers", "on-conflict"} {
+			if f.Lookup(n) != nil {
+				f.MarkHidden(n)
+			}
+		}
+		if c := f.Lookup("checkpoint"); c != nil {
+			c.Usage = "save the snapshot's position to `FILE` (it must not exist yet), for 'binlogcdc stream --checkpoint FILE'"
 		}
 	})
 	if err != nil {

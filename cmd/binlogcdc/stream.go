@@ -74,7 +74,9 @@ lines as 'read', as transactions commit, until stopped (SIGINT/SIGTERM:
 finishes the current transaction, saves the checkpoint, exits 0).
 
 Start point, first that applies: the --checkpoint file when it exists,
---start-position, --start-gtid, --from now|earliest. Without any, --from now.
+--snapshot (copy the selected tables first, then stream from the position
+they were copied at; see 'binlogcdc snapshot --help'), --start-position,
+--start-gtid, --from now|earliest. Without any, --from now.
 
 Delivery: at-least-once. A transaction's lines are written and flushed
 before its checkpoint is saved; if the process dies between the two, that
