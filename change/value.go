@@ -180,3 +180,7 @@ func (v Value) Interface() any {
 	}
 	return nil
 }
+
+// RawValue builds a Value from its parts (Kind, Uint and Bytes), as a
+// store that serialized them reads them back.
+func RawValue(k Kind, num uint64, b []byte) Value { return Value{kind: k, num: num, b: b} }

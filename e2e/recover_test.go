@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +85,15 @@ func recoverCLI(t *testing.T, want int, args ...string) (stdout []byte, stderr s
 	}
 	if code != want {
 		t.Fatalf("binlogcdc recover %s: exit %d, want %d\nstderr:\n%s\nstdout:\n%s", strings.Join(args, " "), code, want, errs, clip(string(out)))
+	}
+	if want == 0 && len(out) > 0 && !slices.ContainsFunc(args, func(a string) bool {
+		return a == "--to" || a == "--list" || a == "--memory-budget" || strings.HasPrefix(a, "--to=")
+	}) {
+		// The same SQL, byte for byte, from the on-disk store.
+		disk, derrs, code := runCLI(t, nil, append([]string{"recover", "--memory-budget", "0"}, args...)...)
+		if code != 0 || !bytes.Equal(disk, out) {
+			t.Fatalf("binlogcdc recover --memory-budget 0 %s: exit %d, and the SQL differs from the in-memory one (%v)\nstderr:\n%s\nstdout:\n%s", strings.Join(args, " "), code, !bytes.Equal(disk, out), derrs, clip(string(disk)))
+		}
 	}
 	return out, errs
 }

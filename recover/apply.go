@@ -122,33 +122,61 @@ func (r *Result) addNotes(cv *converter) {
 	}
 }
 
-// Rebuild replays inc's row changes (pass C) into memory and returns the
-// table's final rows, in the final schema (s.Final), in insertion order.
-// Memory use is proportional to the table's final size.
-func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) ([]change.Row, *Result, error) {
+// Rows are a rebuilt table's rows, in memory or on disk (Options.
+// MemoryBudget). Close removes what they keep on disk.
+type Rows struct {
+	st *stagedStore
+}
+
+// Each calls fn with the rows in insertion order; a row is fn's only
+// until it returns.
+func (r *Rows) Each(fn func(row change.Row) error) error {
+	if r == nil || r.st == nil || r.st.store == nil {
+		return nil
+	}
+	return r.st.each(fn)
+}
+
+// Close releases the rows.
+func (r *Rows) Close() error {
+	if r == nil || r.st == nil {
+		return nil
+	}
+	return r.st.close()
+}
+
+// Rebuild replays inc's row changes (pass C) and returns the table's
+// final rows, in the final schema (s.Final), in insertion order. They
+// stay in memory up to Options.MemoryBudget, then move to disk: memory
+// use is bounded whatever the table's size. The caller closes the rows.
+func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) (*Rows, *Result, error) {
 	res := &Result{}
 	if s.Final == nil {
-		return nil, res, nil // no row change in the binlogs: an empty table
+		return &Rows{}, res, nil // no row change in the binlogs: an empty table
 	}
 	cv := newConverter(s.Final, s.stages)
-	st := &stagedStore{cv: cv}
-	r := &replayer{cat: h.cat, inc: inc, conv: cv, raw: true, res: res, each: func(c *change.Change) error {
-		st.apply(c)
-		return nil
-	}}
-	if err := h.run(ctx, r, h.stopFor(inc)); err != nil {
+	st := &stagedStore{cv: cv, dir: h.opts.TempDir, memBudget: h.opts.MemoryBudget}
+	rows := &Rows{st: st}
+	r := &replayer{cat: h.cat, inc: inc, conv: cv, raw: true, res: res, each: st.apply}
+	err := h.run(ctx, r, h.stopFor(inc))
+	if err == nil {
+		err = st.moveTo(len(s.stages)-1, s.Final)
+	}
+	if err == nil {
+		err = rows.Each(func(row change.Row) error {
+			if !complete(row) {
+				res.Partial++
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		rows.Close()
 		return nil, nil, err
 	}
-	st.moveTo(len(s.stages)-1, s.Final)
 	res.Conflicts = st.c
 	res.Rows = st.size()
 	res.addNotes(cv)
-	rows := st.sorted()
-	for _, r := range rows {
-		if !complete(r) {
-			res.Partial++
-		}
-	}
 	return rows, res, nil
 }
 
@@ -171,11 +199,17 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 		// only that key (binlog_row_image MINIMAL), not the final one
 		// the target finds rows by. The table is kept in memory (as for
 		// the SQL output) to complete such images.
-		st := &stagedStore{cv: cv}
+		st := &stagedStore{cv: cv, dir: h.opts.TempDir, memBudget: h.opts.MemoryBudget}
+		defer st.close()
 		a.r.raw = true
 		a.r.each = func(c *change.Change) error {
-			cc := st.complete(c)
-			st.apply(c)
+			cc, err := st.complete(c)
+			if err != nil {
+				return err
+			}
+			if err := st.apply(c); err != nil {
+				return err
+			}
 			fc := cv.convertTo(&cc, len(s.stages)-1)
 			return out.Write(ctx, &fc)
 		}
@@ -187,8 +221,12 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 		return res, err
 	}
 	keys := newStore(s.Final, true)
+	keys.dir, keys.memBudget = h.opts.TempDir, h.opts.MemoryBudget
+	defer keys.close()
 	a.r.each = func(c *change.Change) error {
-		keys.apply(c)
+		if err := keys.apply(c); err != nil {
+			return err
+		}
 		return out.Write(ctx, c)
 	}
 	err := h.runFrom(ctx, a, from, h.stopFor(inc))
@@ -245,7 +283,7 @@ const (
 // (header lines), the session settings, CREATE DATABASE IF NOT EXISTS,
 // the CREATE TABLE and multi-row INSERTs with exact literals
 // (sink/sqltext).
-func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.Row) error {
+func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows *Rows) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	for _, l := range header {
 		fmt.Fprintf(bw, "-- %s\n", l)
@@ -276,7 +314,7 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.
 	// Rows holding an ENUM error value ('', index 0: what a non-strict
 	// ALTER TABLE stored for a label the new ENUM lacks) are stored only
 	// by a non-strict session: they come last, under such a sql_mode.
-	var relaxed []change.Row
+	relaxed := 0
 	write := func(row change.Row) error {
 		cols = sqltext.Columns(cols[:0], row, nil)
 		if n > 0 && (n >= maxInsertRows || len(b.SQL) >= maxInsertBytes || !slices.Equal(cols, prev)) {
@@ -294,25 +332,30 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows []change.
 		n++
 		return nil
 	}
-	for _, row := range rows {
+	err := rows.Each(func(row change.Row) error {
 		if enumError(row) {
-			relaxed = append(relaxed, row)
-			continue
+			relaxed++
+			return nil
 		}
-		if err := write(row); err != nil {
-			return err
-		}
+		return write(row)
+	})
+	if err != nil {
+		return err
 	}
 	if err := flush(); err != nil {
 		return err
 	}
-	if len(relaxed) > 0 {
-		fmt.Fprintf(bw, "-- %d rows hold the ENUM error value '' (index 0), which only a non-strict sql_mode stores.\n", len(relaxed))
+	if relaxed > 0 {
+		fmt.Fprintf(bw, "-- %d rows hold the ENUM error value '' (index 0), which only a non-strict sql_mode stores.\n", relaxed)
 		fmt.Fprintf(bw, "SET SESSION sql_mode = '%s';\n", relaxedSQLMode)
-		for _, row := range relaxed {
-			if err := write(row); err != nil {
-				return err
+		err := rows.Each(func(row change.Row) error {
+			if !enumError(row) {
+				return nil
 			}
+			return write(row)
+		})
+		if err != nil {
+			return err
 		}
 		if err := flush(); err != nil {
 			return err

@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"encoding/binary"
-	"sort"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/tablemap"
@@ -33,20 +32,23 @@ func (c Conflicts) Total() uint64 {
 	return c.UpdateMissing + c.DeleteMissing + c.InsertExisting + c.Unidentifiable
 }
 
-// store is the table's content rebuilt in memory: the rows keyed by
-// primary key, or, without one, by their full image (with a count, as
-// such a table may hold equal rows). With keysOnly it keeps the keys but
-// not the rows, to count conflicts while the rows go elsewhere.
+// store is the table's content rebuilt: the rows keyed by primary key,
+// or, without one, by their full image (with a count, as such a table
+// may hold equal rows). With keysOnly it keeps the keys but not the rows,
+// to count conflicts while the rows go elsewhere.
 //
-// Memory is proportional to the table's final size (plus one source
-// transaction's changes, held until it commits).
+// The rows live in memory up to a budget (memBudget, estimated bytes),
+// then in an on-disk store (diskstore.go) in a temporary directory under
+// dir, so memory stays bounded whatever the table's size.
 type store struct {
-	t        *tablemap.Table
-	keysOnly bool
-	rows     map[string]*entry
-	seq      uint64
-	c        Conflicts
-	keyBuf   []byte
+	t         *tablemap.Table
+	keysOnly  bool
+	rows      rowTable
+	seq       uint64
+	c         Conflicts
+	keyBuf    []byte
+	dir       string
+	memBudget int64
 }
 
 type entry struct {
@@ -56,7 +58,15 @@ type entry struct {
 }
 
 func newStore(t *tablemap.Table, keysOnly bool) *store {
-	return &store{t: t, keysOnly: keysOnly, rows: map[string]*entry{}}
+	return &store{t: t, keysOnly: keysOnly, rows: newMemTable()}
+}
+
+// close removes the on-disk store, if any.
+func (s *store) close() error {
+	if s == nil || s.rows == nil {
+		return nil
+	}
+	return s.rows.close()
 }
 
 // key encodes the row's key: its primary key columns, or every column.
@@ -110,44 +120,59 @@ func clone(row change.Row) change.Row {
 }
 
 // put stores row under k with insertion order seq (0: a new one).
-func (s *store) put(k string, row change.Row, seq uint64) {
+func (s *store) put(k string, row change.Row, seq uint64) error {
 	if seq == 0 {
 		s.seq++
 		seq = s.seq
 	}
-	if e := s.rows[k]; e != nil && !s.pk() {
-		e.count++ // an equal row
-		return
+	if !s.pk() {
+		e, ok, err := s.rows.get(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			e.count++ // an equal row
+			return s.rows.set(k, e)
+		}
 	}
-	e := &entry{seq: seq, count: 1}
+	e := entry{seq: seq, count: 1}
 	if !s.keysOnly {
 		e.row = clone(row)
 	}
-	s.rows[k] = e
+	if err := s.rows.set(k, e); err != nil {
+		return err
+	}
+	return s.spill()
 }
 
 // remove drops one row under k; false when there is none.
-func (s *store) remove(k string) bool {
-	e := s.rows[k]
-	if e == nil {
-		return false
+func (s *store) remove(k string) (bool, error) {
+	e, ok, err := s.rows.get(k)
+	if !ok || err != nil {
+		return false, err
 	}
 	e.count--
 	if e.count <= 0 {
-		delete(s.rows, k)
+		return true, s.rows.del(k)
 	}
-	return true
+	return true, s.rows.set(k, e)
 }
 
 // insert stores row under k, counting a duplicate key as a conflict.
-func (s *store) insert(k string, row change.Row, seq uint64) {
+func (s *store) insert(k string, row change.Row, seq uint64) error {
 	if s.pk() {
-		if _, dup := s.rows[k]; dup {
+		_, dup, err := s.rows.get(k)
+		if err != nil {
+			return err
+		}
+		if dup {
 			s.c.InsertExisting++
-			delete(s.rows, k)
+			if err := s.rows.del(k); err != nil {
+				return err
+			}
 		}
 	}
-	s.put(k, row, seq)
+	return s.put(k, row, seq)
 }
 
 func merge(base, after change.Row) change.Row {
@@ -161,40 +186,47 @@ func merge(base, after change.Row) change.Row {
 }
 
 // apply applies one change in the final schema.
-func (s *store) apply(c *change.Change) {
+func (s *store) apply(c *change.Change) error {
 	switch c.Op {
 	case change.Insert:
 		k, ok := s.key(c.After)
 		if !ok {
 			s.c.Unidentifiable++
-			return
+			return nil
 		}
-		s.insert(k, c.After, 0)
+		return s.insert(k, c.After, 0)
 	case change.Delete:
 		k, ok := s.key(c.Before)
 		if !ok {
 			s.c.Unidentifiable++
-			return
+			return nil
 		}
-		if !s.remove(k) {
+		found, err := s.remove(k)
+		if err != nil {
+			return err
+		}
+		if !found {
 			s.c.DeleteMissing++
 		}
 	case change.Update:
 		kb, ok := s.key(c.Before)
 		if !ok {
 			s.c.Unidentifiable++
-			return
+			return nil
 		}
-		e := s.rows[kb]
+		e, found, err := s.rows.get(kb)
+		if err != nil {
+			return err
+		}
 		var row change.Row
 		var seq uint64
-		if e == nil {
+		if !found {
 			s.c.UpdateMissing++
 			// A row from before the binlogs: its after image is its content,
 			// when the image is complete.
 			if !complete(c.After) {
 				s.c.Incomplete++
-				return
+				return nil
 			}
 			row = c.After
 		} else {
@@ -206,41 +238,33 @@ func (s *store) apply(c *change.Change) {
 			if s.pk() {
 				seq = e.seq
 			}
-			s.remove(kb)
+			if _, err := s.remove(kb); err != nil {
+				return err
+			}
 		}
 		ka, ok := s.key(row)
 		if !ok {
 			s.c.Unidentifiable++
-			return
+			return nil
 		}
-		s.insert(ka, row, seq)
+		return s.insert(ka, row, seq)
 	}
+	return nil
 }
 
-// sorted returns the rows in insertion order, each repeated by its count.
+// sorted returns the rows in insertion order, each repeated by its count
+// (for tests: it holds them all in memory).
 func (s *store) sorted() []change.Row {
-	es := make([]*entry, 0, len(s.rows))
-	for _, e := range s.rows {
-		es = append(es, e)
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
 	var out []change.Row
-	for _, e := range es {
-		for n := 0; n < e.count; n++ {
-			out = append(out, e.row)
-		}
-	}
+	s.each(func(row change.Row) error {
+		out = append(out, row)
+		return nil
+	})
 	return out
 }
 
 // size is the number of rows.
-func (s *store) size() uint64 {
-	var n uint64
-	for _, e := range s.rows {
-		n += uint64(e.count)
-	}
-	return n
-}
+func (s *store) size() uint64 { return s.rows.rows() }
 
 // stagedStore is a store kept in the schema of the stage its last change
 // was written in (convert.go): at each ALTER TABLE its rows are converted
@@ -250,54 +274,71 @@ func (s *store) size() uint64 {
 // MINIMAL logs only that).
 type stagedStore struct {
 	*store
-	cv  *converter
-	cur int // the stage of the rows
+	cv        *converter
+	cur       int // the stage of the rows
+	dir       string
+	memBudget int64
+}
+
+func (s *stagedStore) newStore(t *tablemap.Table) {
+	s.store = newStore(t, false)
+	s.store.dir, s.store.memBudget = s.dir, s.memBudget
 }
 
 // apply applies a change in its event-time schema.
-func (s *stagedStore) apply(c *change.Change) {
+func (s *stagedStore) apply(c *change.Change) error {
 	k := s.cv.stageOf(c.Pos)
 	t := s.cv.target(k)
 	if t == nil {
 		t = c.Table // a stage whose schema is unknown: the change's own
 	}
 	if s.store == nil {
-		s.store, s.cur = newStore(t, false), k
+		s.newStore(t)
+		s.cur = k
 	}
 	if k > s.cur {
-		s.moveTo(k, t)
+		if err := s.moveTo(k, t); err != nil {
+			return err
+		}
 	}
 	cc := s.cv.convertTo(c, k)
-	s.store.apply(&cc)
+	return s.store.apply(&cc)
 }
 
 // moveTo converts the rows to stage k's schema t and keys them by its
 // primary key. Rows whose keys become equal keep the first written (the
 // others count as InsertExisting).
-func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
+func (s *stagedStore) moveTo(k int, t *tablemap.Table) error {
 	if s.store == nil {
-		s.store, s.cur = newStore(t, false), k
-		return
+		s.newStore(t)
+		s.cur = k
+		return nil
 	}
 	if k == s.cur && s.t == t {
-		return
+		return nil
 	}
 	ch := s.cv.chainTo(s.t, s.cur, k, t)
 	from := s.t
 	s.store.t, s.cur = t, k
 	if samePK(from, t) && keyKept(ch, t) {
 		// The keys stay: convert the rows where they are.
-		if !ch.identity {
-			s.cv.at = change.Position{}
-			for _, e := range s.sorted1() { // in order: the notes name the first rows
-				e.row = s.cv.applyInto(ch, e.row, true, true)
-			}
+		if ch.identity {
+			return nil
 		}
-		return
+		// In order: the notes name the first rows.
+		return s.rows.scan(func(key string, e entry) error {
+			s.cv.at = change.Position{}
+			e.row = s.cv.applyInto(ch, e.row, true, true)
+			return s.rows.set(key, e)
+		})
 	}
-	old := s.sorted1()
-	s.rows = make(map[string]*entry, len(old))
-	for _, e := range old {
+	old := s.rows
+	fresh, err := s.newTable()
+	if err != nil {
+		return err
+	}
+	s.rows = fresh
+	err = old.scan(func(_ string, e entry) error {
 		if !ch.identity {
 			s.cv.at = change.Position{}
 			e.row = s.cv.applyInto(ch, e.row, true, true)
@@ -305,28 +346,29 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) {
 		key, ok := s.key(e.row)
 		if !ok {
 			s.c.Unidentifiable++
-			continue
+			return nil
 		}
-		if prev := s.rows[key]; prev != nil {
+		prev, found, err := s.rows.get(key)
+		if err != nil {
+			return err
+		}
+		if found {
 			if s.pk() {
 				s.c.InsertExisting++
-			} else {
-				prev.count += e.count
+				return nil
 			}
-			continue
+			prev.count += e.count
+			return s.rows.set(key, prev)
 		}
-		s.rows[key] = e
+		if err := s.rows.set(key, e); err != nil {
+			return err
+		}
+		return s.spill()
+	})
+	if cerr := old.close(); err == nil {
+		err = cerr
 	}
-}
-
-// sorted1 returns the entries in insertion order.
-func (s *store) sorted1() []*entry {
-	es := make([]*entry, 0, len(s.rows))
-	for _, e := range s.rows {
-		es = append(es, e)
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
-	return es
+	return err
 }
 
 func samePK(a, b *tablemap.Table) bool {
@@ -343,31 +385,33 @@ func samePK(a, b *tablemap.Table) bool {
 
 // complete returns c with the columns its images lack (binlog_row_image
 // MINIMAL) taken from the row it changes, as the rows stood before it.
-func (s *stagedStore) complete(c *change.Change) change.Change {
+func (s *stagedStore) complete(c *change.Change) (change.Change, error) {
 	out := *c
 	if s.store == nil || c.Before == nil || complete(c.Before) {
-		return out
+		return out, nil
 	}
 	k := s.cv.stageOf(c.Pos)
 	if t := s.cv.target(k); k > s.cur && t != nil {
-		s.moveTo(k, t)
+		if err := s.moveTo(k, t); err != nil {
+			return out, err
+		}
 	}
 	if s.t != c.Table && !sameTable(s.t, c.Table) {
-		return out // an event-time table the stage does not know
+		return out, nil // an event-time table the stage does not know
 	}
 	key, ok := s.key(c.Before)
 	if !ok {
-		return out
+		return out, nil
 	}
-	e := s.rows[key]
-	if e == nil {
-		return out
+	e, found, err := s.rows.get(key)
+	if !found || err != nil {
+		return out, err
 	}
 	out.Before = merge(e.row, c.Before)
 	if c.Op == change.Update {
 		out.After = merge(out.Before, c.After)
 	}
-	return out
+	return out, nil
 }
 
 // keyKept reports whether a chain leaves the primary key columns of t

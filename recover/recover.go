@@ -12,7 +12,8 @@
 //     and deletes (rows are attributed by their event-time name and their
 //     position relative to the DDL), keeping each one's last TABLE_MAP;
 //  3. pass C replays the chosen incarnation's row changes, in order,
-//     into an in-memory copy of the table (WriteSQL) or into a sink
+//     into a copy of the table (in memory, on disk past Options.
+//     MemoryBudget: rowstore.go; WriteSQL) or into a sink
 //     (Apply), moved to the final schema when ALTER TABLE changed it.
 package recovery
 
@@ -43,6 +44,11 @@ type Options struct {
 	// The binlogs are read more than once, so each call must yield the
 	// same events.
 	Open func(ctx context.Context, from change.Position) (binlog.Source, error)
+	// MemoryBudget is how many bytes of the rebuilt table's rows stay in
+	// memory before they move to an on-disk store under TempDir (""
+	// the system's temporary directory); 0: DefaultMemoryBudget.
+	MemoryBudget int64
+	TempDir      string
 }
 
 // open opens the binlogs at from (zero: their start).

@@ -37,6 +37,7 @@ type RecoverOptions struct {
 	ToSSLMode      string
 	ToSSLCA        string
 	OnConflict     string
+	MemoryBudget   int
 
 	Remote RemoteOptions // --source mysql://… (remote.go)
 }
@@ -56,6 +57,7 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
 	f.StringVar(&o.OnConflict, "on-conflict", "error", "with --to: an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
+	f.IntVar(&o.MemoryBudget, "memory-budget", recovery.DefaultMemoryBudget>>20, "keep up to `MB` of the rebuilt table's rows in memory, then move them to a temporary on-disk store under $TMPDIR (0: on disk from the start)")
 	o.Remote.AddFlags(f, false) // remote.go: --source, --from
 }
 
@@ -77,15 +79,17 @@ built from the table's last TABLE_MAP (binlog_row_metadata=FULL; the
 output says what that cannot carry: defaults, secondary indexes…).
 
 Output: SQL on stdout (CREATE TABLE and multi-row INSERTs with exact
-literals; the table is rebuilt in memory, which takes memory in proportion
-to its size), or, with --to, the row changes applied to a server through
+literals; the table is rebuilt in memory up to --memory-budget, then in a
+temporary on-disk store under $TMPDIR, removed at exit: memory stays
+bounded at any table size), or, with --to, the row changes applied to a server through
 the replay machinery (exactly once; resumable; conflicts per --on-conflict).
 
 With --source instead of files, the server's binlogs are read over the
 replication protocol (for a managed server without file access), from
 --start-position or --from earliest to the end of its binlog when the
 command starts; they are read once per pass (two or three), nothing is
-kept on disk.
+kept on disk but the
+rebuilt rows above --memory-budget.
 
 A table older than the binlogs cannot be rebuilt from them alone: restore
 your last backup, then run recover --to against that server with
@@ -147,7 +151,10 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if o.Table == "" {
 		return usageError{msg: "--table is required", hint: "--table shop.orders"}
 	}
-	ro := recovery.Options{Files: files}
+	if o.MemoryBudget < 0 {
+		return usageError{msg: fmt.Sprintf("--memory-budget is a number of MB, not %d", o.MemoryBudget), hint: "--memory-budget 64"}
+	}
+	ro := recovery.Options{Files: files, MemoryBudget: max(1, int64(o.MemoryBudget)<<20)} // 0: on disk from the first row
 	var err error
 	if ro.DB, ro.Table, err = splitTable("table", o.Table); err != nil {
 		return err
@@ -242,6 +249,7 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	out := stdout
 	if o.Output != "" {
 		f, err := os.Create(o.Output)

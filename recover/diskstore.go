@@ -1,0 +1,292 @@
+package recovery
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// diskTable is a rowTable in a Pebble store in a temporary directory,
+// removed at close. Its memory is bounded (a few MB of block cache and
+// memtables) whatever the table's size. Two key spaces:
+//
+//	'k' key          -> seq (8 bytes, big-endian), count (uvarint)
+//	's' seq (8 bytes) -> count, key and row (encodeEntry)
+//
+// so a change finds its row by key, and the rows are read back in
+// insertion order by scanning 's'.
+type diskTable struct {
+	dir   string
+	db    *pebble.DB
+	b     *pebble.Batch // writes not yet committed; reads see them
+	n     uint64
+	kb    []byte
+	vb    []byte
+	sbuf  []byte
+	erred error
+}
+
+// batchBytes is how many bytes of writes a diskTable gathers before it
+// commits them.
+const batchBytes = 4 << 20
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("recover: on-disk store: "+format, args...))
+}
+
+// newDiskTable opens an empty diskTable in a new directory under parent
+// ("": the system's temporary directory).
+func newDiskTable(parent string) (*diskTable, error) {
+	dir, err := os.MkdirTemp(parent, "binlogcdc-recover-")
+	if err != nil {
+		return nil, fmt.Errorf("recover: the table outgrew --memory-budget and its on-disk store could not be created: %w (set TMPDIR to a directory with room)", err)
+	}
+	levels := make([]pebble.LevelOptions, 7)
+	for i := range levels {
+		levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		levels[i].BlockSize = 32 << 10
+	}
+	cache := pebble.NewCache(8 << 20)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{
+		DisableWAL:   true, // a scratch store: nothing to recover after a crash
+		Cache:        cache,
+		MemTableSize: 8 << 20,
+		Levels:       levels,
+		Logger:       quietLogger{},
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("recover: on-disk store in %s: %w", dir, err)
+	}
+	return &diskTable{dir: dir, db: db, b: db.NewIndexedBatch()}, nil
+}
+
+func (t *diskTable) kkey(k string) []byte {
+	t.kb = append(append(t.kb[:0], 'k'), k...)
+	return t.kb
+}
+
+func skey(buf []byte, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(buf[:0], 's'), seq)
+}
+
+// lookup returns the seq and count stored under k.
+func (t *diskTable) lookup(k string) (seq uint64, count int, ok bool, err error) {
+	v, c, err := t.b.Get(t.kkey(k))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer c.Close()
+	if len(v) < 9 {
+		return 0, 0, false, fmt.Errorf("recover: on-disk store: a damaged key entry")
+	}
+	n, _ := binary.Uvarint(v[8:])
+	return binary.BigEndian.Uint64(v), int(n), true, nil
+}
+
+func (t *diskTable) get(k string) (entry, bool, error) {
+	seq, _, ok, err := t.lookup(k)
+	if !ok || err != nil {
+		return entry{}, false, err
+	}
+	t.sbuf = skey(t.sbuf, seq)
+	v, c, err := t.b.Get(t.sbuf)
+	if err != nil {
+		return entry{}, false, fmt.Errorf("recover: on-disk store: the row of a key: %w", err)
+	}
+	defer c.Close()
+	_, e, err := decodeEntry(append([]byte(nil), v...), seq)
+	return e, true, err
+}
+
+func (t *diskTable) set(k string, e entry) error {
+	seq, count, ok, err := t.lookup(k)
+	if err != nil {
+		return err
+	}
+	if ok {
+		t.n -= uint64(count)
+		if seq != e.seq {
+			t.sbuf = skey(t.sbuf, seq)
+			if err := t.b.Delete(t.sbuf, nil); err != nil {
+				return err
+			}
+		}
+	}
+	t.n += uint64(e.count)
+	t.vb = binary.AppendUvarint(binary.BigEndian.AppendUint64(t.vb[:0], e.seq), uint64(e.count))
+	if err := t.b.Set(t.kkey(k), t.vb, nil); err != nil {
+		return err
+	}
+	t.vb = encodeEntry(t.vb[:0], k, &e)
+	t.sbuf = skey(t.sbuf, e.seq)
+	if err := t.b.Set(t.sbuf, t.vb, nil); err != nil {
+		return err
+	}
+	return t.maybeCommit()
+}
+
+func (t *diskTable) del(k string) error {
+	seq, count, ok, err := t.lookup(k)
+	if !ok || err != nil {
+		return err
+	}
+	t.n -= uint64(count)
+	if err := t.b.Delete(t.kkey(k), nil); err != nil {
+		return err
+	}
+	t.sbuf = skey(t.sbuf, seq)
+	if err := t.b.Delete(t.sbuf, nil); err != nil {
+		return err
+	}
+	return t.maybeCommit()
+}
+
+func (t *diskTable) maybeCommit() error {
+	if t.b.Len() < batchBytes {
+		return nil
+	}
+	return t.commit()
+}
+
+func (t *diskTable) commit() error {
+	if t.b.Empty() {
+		return nil
+	}
+	if err := t.b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("recover: on-disk store in %s: %w", t.dir, err)
+	}
+	t.b.Close()
+	t.b = t.db.NewIndexedBatch()
+	return nil
+}
+
+func (t *diskTable) rows() uint64 { return t.n }
+
+// scan reads the rows as they stood when it began, in insertion order.
+func (t *diskTable) scan(fn func(k string, e entry) error) error {
+	if err := t.commit(); err != nil {
+		return err
+	}
+	it, err := t.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'s'}, UpperBound: []byte{'t'}})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k, e, err := decodeEntry(append([]byte(nil), it.Value()...), binary.BigEndian.Uint64(it.Key()[1:]))
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if err := fn(k, e); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("recover: on-disk store in %s: %w", t.dir, err)
+	}
+	return nil
+}
+
+func (t *diskTable) close() error {
+	if t.db == nil {
+		return nil
+	}
+	t.b.Close()
+	err := t.db.Close()
+	t.db = nil
+	if rerr := os.RemoveAll(t.dir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// encodeEntry appends count, key and row: per value its kind, number and
+// bytes.
+func encodeEntry(b []byte, k string, e *entry) []byte {
+	b = binary.AppendUvarint(b, uint64(e.count))
+	b = binary.AppendUvarint(b, uint64(len(k)))
+	b = append(b, k...)
+	b = binary.AppendUvarint(b, uint64(len(e.row)))
+	for _, v := range e.row {
+		b = append(b, byte(v.Kind()))
+		b = binary.AppendUvarint(b, v.Uint())
+		b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
+		b = append(b, v.Bytes()...)
+	}
+	return b
+}
+
+var errDamaged = errors.New("recover: on-disk store: a damaged row")
+
+// decodeEntry reads what encodeEntry wrote; the row's bytes point into b.
+func decodeEntry(b []byte, seq uint64) (string, entry, error) {
+	e := entry{seq: seq}
+	uv := func() (uint64, bool) {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return x, true
+	}
+	bytes := func() ([]byte, bool) {
+		n, ok := uv()
+		if !ok || n > uint64(len(b)) {
+			return nil, false
+		}
+		out := b[:n:n]
+		b = b[n:]
+		return out, true
+	}
+	count, ok := uv()
+	if !ok {
+		return "", e, errDamaged
+	}
+	e.count = int(count)
+	kb, ok := bytes()
+	if !ok {
+		return "", e, errDamaged
+	}
+	n, ok := uv()
+	if !ok || n > uint64(len(b)) {
+		return "", e, errDamaged
+	}
+	if n > 0 {
+		e.row = make(change.Row, n)
+	}
+	for i := range e.row {
+		if len(b) == 0 {
+			return "", e, errDamaged
+		}
+		kind := change.Kind(b[0])
+		b = b[1:]
+		num, ok := uv()
+		if !ok {
+			return "", e, errDamaged
+		}
+		vb, ok := bytes()
+		if !ok {
+			return "", e, errDamaged
+		}
+		if len(vb) == 0 {
+			vb = nil
+		}
+		e.row[i] = change.RawValue(kind, num, vb)
+	}
+	return string(kb), e, nil
+}
