@@ -40,7 +40,11 @@ func main() {
 	file := flag.String("binlog", "", "the server's binlog, as a file")
 	runs := flag.Int("runs", 5, "runs of each")
 	dir := flag.String("dir", os.TempDir(), "where the -o files go")
+	files := flag.Bool("o", true, "also measure -o (into a file)")
 	flag.Parse()
+	if !*files {
+		*dir = ""
+	}
 	if err := run(*bin, *port, *file, *runs, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "catchup:", err)
 		os.Exit(1)
@@ -51,8 +55,10 @@ func run(bin string, port int, file string, runs int, dir string) error {
 	src := fmt.Sprintf("mysql://root@127.0.0.1:%d", port)
 	stream := []string{"stream", "--source", src, "--from", "earliest", "--progress=false"}
 	outR, outS := filepath.Join(dir, "catchup-read.jsonl"), filepath.Join(dir, "catchup-stream.jsonl")
-	defer os.Remove(outR)
-	defer os.Remove(outS)
+	if dir != "" {
+		defer os.Remove(outR)
+		defer os.Remove(outS)
+	}
 	cpu := map[string][]float64{}
 	var lines int
 	var sum [32]byte
@@ -72,6 +78,9 @@ func run(bin string, port int, file string, runs int, dir string) error {
 			return errors.New("stream printed other bytes than read")
 		}
 		cpu["stream"] = append(cpu["stream"], t)
+		if dir == "" {
+			continue
+		}
 
 		os.Remove(outR)
 		t, err = toFile(bin, []string{"read", file, "-o", outR}, "", 0)
@@ -97,6 +106,10 @@ func run(bin string, port int, file string, runs int, dir string) error {
 		}
 	}
 	m := func(k string) float64 { return median(cpu[k]) }
+	if dir == "" {
+		fmt.Printf("rows=%d read=%.3f stream=%.3f ratio=%.2f\n", lines, m("read"), m("stream"), m("stream")/m("read"))
+		return nil
+	}
 	fmt.Printf("rows=%d read=%.3f stream=%.3f ratio=%.2f read_o=%.3f stream_o=%.3f ratio_o=%.2f\n",
 		lines, m("read"), m("stream"), m("stream")/m("read"), m("read-o"), m("stream-o"), m("stream-o")/m("read-o"))
 	return nil
