@@ -130,7 +130,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 }
 
 // selectSQL reads every column of the table in its exact form, in
-// primary-key order.
+// primary-key order when that costs no sort.
 func selectSQL(ts *tableSchema) string {
 	var b strings.Builder
 	b.WriteString("SELECT ")
@@ -143,7 +143,14 @@ func selectSQL(ts *tableSchema) string {
 	t := ts.table
 	b.WriteString(" FROM ")
 	b.WriteString(tablemap.QuoteIdent(t.DB) + "." + tablemap.QuoteIdent(t.Name))
-	if len(t.PrimaryKey) > 0 {
+	// Key order is the clustered index's: no sort. A key with a prefix
+	// part would need a sort of the whole table before the first row
+	// (and rows need no order), so such a table is read as it comes.
+	prefix := false
+	for _, p := range t.PrimaryKeyPrefix {
+		prefix = prefix || p > 0
+	}
+	if len(t.PrimaryKey) > 0 && !prefix {
 		b.WriteString(" ORDER BY ")
 		for i, k := range t.PrimaryKey {
 			if i > 0 {
