@@ -21,6 +21,9 @@
 #             seconds. Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones)
+#   memory    bench/memory.sh: peak RSS of recover at 300k / 1M / 3M rows
+#             (RECOVER_ROWS) and of read / read --to with a 200 MB row.
+#             Alone: bench/compare.sh memory
 #   live      binlogcdc stream: lag from commit to JSON line at a steady
 #             rate (bench/lag), p50 and p99
 #
@@ -134,6 +137,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 row() { printf '  %-54s %10s   %s\n' "$1" "$2" "${3:-}"; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
+if [ "${1:-}" = memory ]; then
+	bench/memory.sh
+	exit 0
+fi
 if [ "${1:-}" = loaddata ]; then
 	loaddata
 	exit 0
@@ -183,6 +190,7 @@ else
 fi
 
 ld=$(loaddata)
+mem=$(bench/memory.sh)
 
 log "catch-up: $RUNS runs of stream and read on a server whose binlog is $(basename "$WL")"
 # A server that holds the workload as its first binlog: a template with
@@ -248,6 +256,8 @@ $(row "mariadb-binlog | mariadb" "$rm_" "binlogcdc $(ratio "$rm_" "$rb")x faster
   CHECKSUM TABLE bench.orders: $sum_ok
 
 $ld
+
+$mem
 
 live: binlogcdc stream, commit to JSON line, $(lagv rows) rows at $(lagv rate) rows/s
   p50 $(lagv p50_ms) ms   p90 $(lagv p90_ms) ms   p99 $(lagv p99_ms) ms   max $(lagv max_ms) ms

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/memory.sh measures peak RSS where memory could grow with the data:
+#
+#   recover   binlogcdc recover --table rb.t --incarnation 1 -o FILE of the
+#             issue's workload (bench/gen.sh replay: RN inserts, RN/10
+#             updates, RN/100 deletes, 6 columns) at each RN of
+#             $RECOVER_ROWS (default "300000 1000000 3000000"): it must
+#             stay flat
+#   large row binlogcdc read FILE > /dev/null and read FILE --to mysql://
+#             of one INSERT of a $BIG_ROW_MB MB (default 200) LONGBLOB row
+#
+# Prints one line per measurement. Inputs are cached under $BENCH_DIR.
+# Run alone (bench/memory.sh) or from bench/compare.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+RECOVER_ROWS=${RECOVER_ROWS:-300000 1000000 3000000}
+BIG_ROW_MB=${BIG_ROW_MB:-200}
+BIN=$BENCH_DIR/bin
+trap mdb_stop_all EXIT
+trap 'exit 130' INT TERM
+log() { echo "memory: $*" >&2; }
+mkdir -p "$BIN"
+[ -x "$BIN/binlogcdc" ] || go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
+mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
+
+echo "peak RSS (MiB; wall s and CPU s are as loaded as the machine: $(cut -d' ' -f1-3 /proc/loadavg))"
+for n in $RECOVER_ROWS; do
+	d=$BENCH_DIR/recover-$n
+	RN=$n BENCH_DIR=$d bench/gen.sh replay
+	bl=$d/data/replay-tx1000/replay.binlog
+	log "recover of $n rows ($(stat -c %s "$bl") bytes of binlog)"
+	/usr/bin/time -f '%M %e %U %S' -o "$d/time" "$BIN/binlogcdc" recover --table rb.t --incarnation 1 -o "$d/recovered.sql" "$bl" 2>"$d/recover.log" ||
+		{ cat "$d/recover.log" >&2; exit 1; }
+	read -r rss wall usr sys <"$d/time"
+	printf '  recover, %8d inserts + %7d updates + %6d deletes  %7s MiB   %s s wall, %s CPU-s, %s MB of SQL\n' \
+		"$n" $((n / 10)) $((n / 100)) "$(mib "$rss")" "$wall" "$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')" $(($(stat -c %s "$d/recovered.sql") / 1000000))
+	rm -f "$d/recovered.sql"
+done
+
+d=$BENCH_DIR/bigrow-$BIG_ROW_MB
+big=(--max-allowed-packet=1G)
+if [ ! -f "$d/big.binlog" ]; then
+	log "generating a binlog with one $BIG_ROW_MB MB row"
+	mdb_start "$BENCH_DIR/bigrow-src" "${mdb_binlog_flags[@]}" "${big[@]}"
+	mdb -e 'FLUSH BINARY LOGS'
+	f=$(mdb -e 'SHOW MASTER STATUS' | cut -f1)
+	mdb -e "CREATE DATABASE big; CREATE TABLE big.t (id INT PRIMARY KEY, b LONGBLOB); INSERT INTO big.t VALUES (1, REPEAT('x', $BIG_ROW_MB * 1048576));"
+	mdb -e 'FLUSH BINARY LOGS'
+	mkdir -p "$d"
+	cp "$BENCH_DIR/bigrow-src/$f" "$d/big.binlog"
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/bigrow-src"
+fi
+/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" >/dev/null 2>"$d/read.log" || { cat "$d/read.log" >&2; exit 1; }
+printf '  read > /dev/null, one %d MB LONGBLOB row                  %7s MiB\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")"
+mdb_start "$BENCH_DIR/bigrow-dst" "${big[@]}"
+/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/" 2>"$d/to.log" || { cat "$d/to.log" >&2; exit 1; }
+printf '  read --to mysql://, one %d MB LONGBLOB row                %7s MiB   (target: LENGTH %s)\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" "$(mdb -e 'SELECT LENGTH(b) FROM big.t')"
+mdb_stop "$MDB_PID"
+rm -rf "$BENCH_DIR/bigrow-dst"
