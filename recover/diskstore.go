@@ -53,9 +53,11 @@ func newDiskTable(parent string) (*diskTable, error) {
 	levels := make([]pebble.LevelOptions, 7)
 	for i := range levels {
 		levels[i].FilterPolicy = bloom.FilterPolicy(10)
-		levels[i].BlockSize = 32 << 10
+		// Lookups of absent keys read blocks: decompressing them cost
+		// most of the CPU; the disk space matters less.
+		levels[i].Compression = pebble.NoCompression
 	}
-	cache := pebble.NewCache(8 << 20)
+	cache := pebble.NewCache(16 << 20)
 	defer cache.Unref()
 	db, err := pebble.Open(dir, &pebble.Options{
 		DisableWAL:   true, // a scratch store: nothing to recover after a crash
@@ -117,6 +119,13 @@ func (t *diskTable) set(k string, e entry) error {
 	if err != nil {
 		return err
 	}
+	return t.write(k, e, seq, count, ok)
+}
+
+func (t *diskTable) add(k string, e entry) error { return t.write(k, e, 0, 0, false) }
+
+// write stores e under k, which held an entry (seq, count) if ok.
+func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) error {
 	if ok {
 		t.n -= uint64(count)
 		if seq != e.seq {

@@ -139,7 +139,8 @@ func (s *store) put(k string, row change.Row, seq uint64) error {
 	if !s.keysOnly {
 		e.row = clone(row)
 	}
-	if err := s.rows.set(k, e); err != nil {
+	// k holds no row: insert removed it, or it was just looked up.
+	if err := s.rows.add(k, e); err != nil {
 		return err
 	}
 	return s.spill()

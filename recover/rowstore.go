@@ -16,6 +16,7 @@ const DefaultMemoryBudget = 16 << 20
 type rowTable interface {
 	get(k string) (entry, bool, error)
 	set(k string, e entry) error
+	add(k string, e entry) error // set of a key known to be absent
 	del(k string) error
 	rows() uint64 // the number of rows (entries times their counts)
 	scan(fn func(k string, e entry) error) error
@@ -61,6 +62,8 @@ func (t *memTable) set(k string, e entry) error {
 	t.bytes += entrySize(k, &ne)
 	return nil
 }
+
+func (t *memTable) add(k string, e entry) error { return t.set(k, e) }
 
 func (t *memTable) del(k string) error {
 	if old := t.m[k]; old != nil {
