@@ -182,6 +182,19 @@ var alterCases = []alterCase{
 		"INSERT INTO pk_ignore_collision VALUES ('abcd1', 1), ('abcd2', 2), ('x', 3)",
 		"ALTER IGNORE TABLE pk_ignore_collision MODIFY id VARCHAR(3)",
 	}},
+	// A table without a key is keyed by its whole row: rows converted at
+	// an ALTER must be found by their converted values afterwards.
+	{name: "keyless_converted", setup: []string{
+		"CREATE TABLE keyless_converted (a DOUBLE, b VARCHAR(10), c INT)",
+		"INSERT INTO keyless_converted VALUES (4.5, 'x', 1), (6.5, 'y', 2), (6.5, 'y', 2), (1.25, 'z', 3), (7.75, 'w', 4)",
+		"ALTER TABLE keyless_converted MODIFY a DECIMAL(10,1), MODIFY b VARCHAR(10) CHARACTER SET latin1",
+		"UPDATE keyless_converted SET c = 20 WHERE c = 2 LIMIT 1",
+		"DELETE FROM keyless_converted WHERE c = 3",
+		"ALTER TABLE keyless_converted MODIFY a INT",
+		"UPDATE keyless_converted SET b = 'X' WHERE c = 1",
+		"DELETE FROM keyless_converted WHERE c = 4",
+		"INSERT INTO keyless_converted VALUES (9, 'v', 5)",
+	}},
 	{name: "pk_dropped", setup: []string{
 		"CREATE TABLE pk_dropped (id INT PRIMARY KEY, v VARCHAR(10))",
 		"INSERT INTO pk_dropped VALUES (1, 'a'), (2, 'b'), (3, 'c')",

@@ -418,6 +418,11 @@ func (s *stagedStore) complete(c *change.Change) (change.Change, error) {
 // keyKept reports whether a chain leaves the primary key columns of t
 // as they were (same index, value unconverted) in every step.
 func keyKept(ch *chain, t *tablemap.Table) bool {
+	if len(t.PrimaryKey) == 0 {
+		// Without a primary key a row is keyed by all its values: any
+		// change to the columns changes the keys.
+		return ch.identity
+	}
 	for _, m := range ch.steps {
 		for _, j := range t.PrimaryKey {
 			if j >= len(m.src) || m.src[j] != j || m.conv[j] {
