@@ -118,6 +118,25 @@ func TestReplayParallel(t *testing.T) {
 			t.Errorf("checkpoint rows after --parallel 2: %q, want %q", got, want)
 		}
 		rpCompare(t, src, dst, "read --to --parallel 4, then 2")
+
+		// Workers left apart (as by a crash): only the same N may go on;
+		// a serial replay or another N would not know what each applied.
+		dst.Exec(t, "UPDATE binlogcdc.checkpoint SET pos = pos - 1 WHERE replica = 'default#1'")
+		for _, n := range []string{"1", "3"} {
+			_, errOut := rpRun(t, 1, "read", index, "--to", dst.DSN()+"/", "--parallel", n)
+			if !strings.Contains(errOut, "stopped in the middle of a parallel apply") {
+				t.Errorf("--parallel %s after workers were left apart: %s", n, errOut)
+			}
+		}
+		dst.Exec(t, "UPDATE binlogcdc.checkpoint SET pos = pos + 1 WHERE replica = 'default#1'")
+		// Stopped cleanly: a serial replay drops the worker rows.
+		_, errOut = rpRun(t, 0, "read", index, "--to", dst.DSN()+"/")
+		if !strings.Contains(errOut, "applied 0 rows") {
+			t.Errorf("serial run applied something:\n%s", errOut)
+		}
+		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(1), "; "); got != want {
+			t.Errorf("checkpoint rows after a serial run: %q, want %q", got, want)
+		}
 	})
 
 	t.Run("kill9", func(t *testing.T) {

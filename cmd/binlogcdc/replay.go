@@ -282,6 +282,10 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 		if r.target, err = mysqlsink.Open(ctx, cfg, opts); err != nil {
 			return nil, err
 		}
+		if err := r.target.DropWorkerRows(); err != nil { // left by --parallel
+			r.target.Close(ctx)
+			return nil, err
+		}
 		r.applier = r.target
 	}
 	if cp, ok := r.applier.Checkpoint(); ok {

@@ -121,6 +121,7 @@ type worker struct {
 	jobs     chan job
 	done     chan struct{}
 	sent     change.TxEnd // the latest transaction end it was told about (its checkpoint never goes back)
+	started  bool         // its goroutine runs
 	pend     []item       // queued, not yet handed over (dispatch)
 	pendRows int
 	err      error // owned by the worker goroutine
@@ -493,7 +494,9 @@ func (p *Parallel) closeWorkers(ctx context.Context) error {
 	for _, w := range p.w {
 		if w.jobs != nil {
 			close(w.jobs)
-			<-w.done
+			if w.started {
+				<-w.done
+			}
 			w.jobs = nil
 		}
 		if err := w.s.Close(ctx); err != nil && first == nil && !errors.Is(err, w.err) {

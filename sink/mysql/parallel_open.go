@@ -59,10 +59,16 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 		p.inflight = append(p.inflight, map[uint64]struct{}{})
 	}
 	if err := p.reconcile(stale, existed); err != nil {
+		for k := 1; k < n; k++ {
+			if !existed[k] { // made by this Open: leave no trace
+				p.cat.Execute("DELETE FROM "+checkpointTable+" WHERE replica = ?", workerReplica(opts.Replica, k))
+			}
+		}
 		p.closeWorkers(ctx)
 		return nil, err
 	}
 	for _, w := range p.w {
+		w.started = true
 		go p.run(ctx, w)
 	}
 	return p, nil
@@ -117,4 +123,39 @@ func (p *Parallel) reconcile(stale []string, existed map[int]bool) error {
 
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// DropWorkerRows is for a replay on one connection (a Sink) of a replica
+// that a --parallel run may have left: the worker rows "replica#k" are
+// dropped when they are at the replica's checkpoint (a clean stop), and
+// refused otherwise, since this replay could not tell which transactions
+// the workers applied.
+func (s *Sink) DropWorkerRows() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.conn.Execute("SELECT replica, file, pos FROM "+checkpointTable+" WHERE replica LIKE ?", escapeLike(s.opts.Replica)+"#%")
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	var names []string
+	for i := range r.RowNumber() {
+		name, _ := r.GetString(i, 0)
+		if _, err := strconv.Atoi(strings.TrimPrefix(name, s.opts.Replica+"#")); err != nil {
+			continue // another replica's name
+		}
+		f, _ := r.GetString(i, 1)
+		pos, _ := r.GetUint(i, 2)
+		if (change.Position{File: f, Offset: pos}) != s.cp.Next {
+			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply (row %q is at %s:%d, %q at %s:%d); run again with the --parallel it had, to catch up",
+				s.opts.Replica, name, f, pos, s.opts.Replica, s.cp.Next.File, s.cp.Next.Offset)
+		}
+		names = append(names, strings.Clone(name))
+	}
+	r.Close()
+	for _, name := range names {
+		if _, err := s.conn.Execute("DELETE FROM "+checkpointTable+" WHERE replica = ?", name); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
+	return nil
 }
