@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -284,108 +283,6 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 }
 
 const hintStatement = "binlogcdc needs binlog_format=ROW: run SET GLOBAL binlog_format = 'ROW' (it applies to new sessions and new binlog events only)"
-
-func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) error {
-	switch q.kind {
-	case queryBegin:
-		if !p.tx.open {
-			if err := p.begin(ctx, ev); err != nil {
-				return err
-			}
-		}
-		p.tx.explicit = true
-		return nil
-	case queryCommit:
-		// ROLLBACK is only logged for transactions that changed
-		// non-transactional tables; those changes happened and were logged.
-		return p.commit(ctx, ev)
-	case querySavepoint:
-		return nil
-	case queryXAStart:
-		if !p.tx.open {
-			if err := p.begin(ctx, ev); err != nil {
-				return err
-			}
-		}
-		p.tx.explicit, p.tx.xid = true, q.xid
-		return nil
-	case queryXAEnd:
-		if p.tx.open && p.tx.xid != "" {
-			p.tx.xid = q.xid
-		}
-		return nil
-	case queryXACommit, queryXARollback:
-		return p.xaOutcome(ctx, ev, q)
-	case queryDML:
-		if p.tx.skip || !p.dmlSelected(q) { // ddl.go
-			return nil
-		}
-		return p.fail(ev, fmt.Errorf("statement logged instead of rows: %.80s", q.sql), hintStatement)
-	}
-	// DDL and other statements: they commit on their own.
-	if !p.tx.open {
-		if err := p.begin(ctx, ev); err != nil {
-			return err
-		}
-	}
-	if !p.tx.skip && p.opts.DDL {
-		if err := p.writeDDL(ctx, ev, q); err != nil { // ddl.go
-			return err
-		}
-	} else if !p.tx.skip {
-		p.noteDDL(q) // ddl.go
-	}
-	if p.ddlContinues(q) {
-		return nil // its rows and XID follow
-	}
-	return p.commit(ctx, ev)
-}
-
-// ddlContinues reports a DDL statement that is the first part of a
-// transaction, not one on its own: CREATE TABLE ... SELECT, which servers
-// with atomic DDL log as one transaction with the rows it inserted
-// (MariaDB: a GTID without the standalone flag; MySQL 8.0.21+: the
-// statement logged with a trailing START TRANSACTION).
-func (p *Pipeline) ddlContinues(q query) bool {
-	if p.ev.MariaDB {
-		return p.tx.gtid != "" && !p.tx.standalone
-	}
-	return strings.HasSuffix(strings.ToUpper(strings.TrimRight(q.sql, " \t\r\n;")), "START TRANSACTION")
-}
-
-// xaOutcome handles XA COMMIT and XA ROLLBACK of a prepared transaction:
-// a group of its own that releases (or drops) the changes held since its
-// XA PREPARE, as one transaction with this group's GTID and time.
-func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) error {
-	if !p.tx.open {
-		if err := p.begin(ctx, ev); err != nil {
-			return err
-		}
-	}
-	held, ok := p.xa[q.xid]
-	delete(p.xa, q.xid)
-	if q.kind == queryXACommit && !p.tx.skip {
-		if !ok {
-			p.logf("%s:%d: XA COMMIT %s: the transaction was prepared before the binlog position read from; its changes are not in the input and are not emitted",
-				ev.Pos.File, ev.Pos.Offset, q.xid)
-		}
-		ts, micro := p.eventTime(ev)
-		for i := range held {
-			c := &held[i]
-			c.GTID, c.Time, c.TimeMicro = p.tx.gtid, ts, micro
-			if err := p.sink.Write(ctx, c); err != nil {
-				p.opts.Metrics.SinkError()
-				return err
-			}
-			p.countOp(c.Op)
-			p.Stats.Rows++
-		}
-	}
-	return p.commit(ctx, ev)
-}
-
-// xidUnknown marks an XA transaction whose xid is not known yet.
-const xidUnknown = "\x00"
 
 func (p *Pipeline) logf(format string, args ...any) {
 	if p.opts.Logf != nil {
