@@ -120,6 +120,9 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 	}
 	c.Time, c.TimeMicro = p.eventTime(ev)
 	c.ServerID = ev.Header.ServerID
+	if err := p.cov.CheckDDL(c); err != nil {
+		return err
+	}
 	if err := p.sink.Write(ctx, c); err != nil {
 		p.opts.Metrics.SinkError()
 		return err
@@ -127,6 +130,16 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) erro
 	p.countOp(c.Op)
 	p.Stats.DDL++
 	return nil
+}
+
+// checkDDL stops at a statement inside the coverage's window that is not
+// passed on (see Coverage.CheckDDL).
+func (p *Pipeline) checkDDL(ev *binlog.Event, q query) error {
+	c, err := p.ddlChange(ev, q)
+	if err != nil || c == nil {
+		return err
+	}
+	return p.cov.CheckDDL(c)
 }
 
 // noteDDL marks the table patterns that match a DDL statement's tables

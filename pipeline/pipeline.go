@@ -47,6 +47,14 @@ type Options struct {
 
 	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
 	Metrics *metrics.Stream
+
+	// Coverage, if not empty, is what the sink already holds from a
+	// snapshot resumed at later positions: each row change is reconciled
+	// with it (see Coverage.Reconcile), DDL inside its window stops the
+	// run, and tables are forgotten at each commit once past (the
+	// Coverage is updated in place: save it with the checkpoint in
+	// OnCommit). An empty Coverage costs nothing.
+	Coverage *Coverage
 }
 
 // Stats counts what a run did.
@@ -66,6 +74,7 @@ type Pipeline struct {
 	schemas *tablemap.Cache
 	rows    rowevent.Decoder
 
+	cov      *Coverage // opts.Coverage while not empty
 	tx       txState
 	xa       map[string][]change.Change // prepared XA transactions' changes, by xid
 	lastGTID string                     // of the last committed transaction
@@ -140,7 +149,11 @@ type txState struct {
 
 // New returns a Pipeline. It does no I/O.
 func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
-	return &Pipeline{src: src, sink: s, opts: opts, tables: map[uint64]*tablemap.Table{}, schemas: tablemap.NewCache()}
+	p := &Pipeline{src: src, sink: s, opts: opts, tables: map[uint64]*tablemap.Table{}, schemas: tablemap.NewCache()}
+	if !opts.Coverage.Empty() {
+		p.cov = opts.Coverage
+	}
+	return p
 }
 
 var errStop = errors.New("pipeline: stop point reached")
@@ -394,6 +407,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		p.opts.Metrics.Commit(&ops, end.Time)
 	}
 	p.Stats.Last = end.Next
+	if p.cov != nil && p.cov.Forget(end.Next) {
+		p.cov = nil
+	}
 	if end.GTID != "" {
 		p.lastGTID = end.GTID
 	}
@@ -479,6 +495,15 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 			// An XA transaction: held until its outcome is logged.
 			p.tx.held = append(p.tx.held, cloneChange(c))
 			continue
+		}
+		if p.cov != nil {
+			keep, err := p.cov.Reconcile(c)
+			if err != nil {
+				return err
+			}
+			if !keep {
+				continue
+			}
 		}
 		if err := p.sink.Write(ctx, c); err != nil {
 			p.opts.Metrics.SinkError()

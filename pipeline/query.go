@@ -61,6 +61,11 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 		}
 	} else if !p.tx.skip {
 		p.noteDDL(q) // ddl.go
+		if p.cov != nil {
+			if err := p.checkDDL(ev, q); err != nil { // ddl.go
+				return err
+			}
+		}
 	}
 	if p.ddlContinues(q) {
 		return nil // its rows and XID follow
@@ -100,6 +105,16 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 		for i := range held {
 			c := &held[i]
 			c.GTID, c.Time, c.TimeMicro = p.tx.gtid, ts, micro
+			if p.cov != nil {
+				// It takes effect where it commits.
+				keep, err := p.cov.ReconcileAt(c, ev.Pos)
+				if err != nil {
+					return err
+				}
+				if !keep {
+					continue
+				}
+			}
 			if err := p.sink.Write(ctx, c); err != nil {
 				p.opts.Metrics.SinkError()
 				return err
