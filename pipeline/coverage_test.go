@@ -78,7 +78,7 @@ func TestCoverageVisibility(t *testing.T) {
 		// Positions: a chunk's own position is visible, across files.
 		{"at the chunk's position", change.Insert, 0, 5, covPos("binlog.000002", 100), change.Insert},
 		{"just before it", change.Insert, 0, 5, covPos("binlog.000002", 99), 0},
-		{"an earlier file with a larger offset", change.Insert, 0, 15, covPos("binlog.000009", 1 << 40), 0},
+		{"an earlier file with a larger offset", change.Insert, 0, 15, covPos("binlog.000009", 1<<40), 0},
 		{"a later file with a smaller offset", change.Insert, 0, 5, covPos("binlog.000003", 4), change.Insert},
 		{"binlog.000010 after binlog.000002", change.Update, 5, 15, covPos("binlog.000010", 4), change.Update},
 		{"negative keys in the unbounded chunk", change.Delete, -1 << 62, 0, at, change.Delete},
