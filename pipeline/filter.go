@@ -279,3 +279,20 @@ func (f *Filter) Unmatched() []string {
 	}
 	return out
 }
+
+// Add selects db.table too, literally, from the next TABLE_MAP on (a
+// table an incremental snapshot was asked for). It reports false for a
+// table --exclude-tables excludes: that stays excluded.
+func (f *Filter) Add(db, table string) bool {
+	if f == nil || f.Table(db, table) {
+		return true
+	}
+	for _, p := range f.exclude {
+		if p.db.match(db) && p.table.match(table) {
+			return false
+		}
+	}
+	f.include = append(f.include, &pattern{text: QuoteName(db, table), used: true,
+		db: part{strings.ToLower(db), true}, table: part{strings.ToLower(table), true}})
+	return true
+}

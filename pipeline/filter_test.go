@@ -82,3 +82,27 @@ func TestParseColumnNames(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterAdd(t *testing.T) {
+	f, err := NewFilter([]string{"shop.orders"}, []string{"shop.secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Table("shop", "items") {
+		t.Fatal("shop.items passes before Add")
+	}
+	if !f.Add("shop", "items") || !f.Table("shop", "items") || !f.Table("shop", "orders") {
+		t.Error("Add did not select shop.items, or lost shop.orders")
+	}
+	if f.Add("shop", "secret") || f.Table("shop", "secret") {
+		t.Error("Add selected an excluded table")
+	}
+	if !f.Add("a*b", "t?") || !f.Table("a*b", "t?") || f.Table("axb", "tt") {
+		t.Error("Add is not literal")
+	}
+	for _, w := range f.Unmatched() {
+		if strings.Contains(w, "items") {
+			t.Errorf("an added table is reported unmatched: %s", w)
+		}
+	}
+}

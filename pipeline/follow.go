@@ -102,6 +102,9 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 			if fl, ok := f.Sink.(idleFlusher); ok {
 				src.idle = fl.FlushIdle
 			}
+			if w, ok := f.Sink.(idleWorker); ok {
+				src.work = w.WorkIdle
+			}
 			p := New(src, f.Sink, f.Options)
 			p.Stats = total
 			f.mu.Lock()
@@ -174,6 +177,9 @@ type watchedSource struct {
 	binlog.Source
 	err  error
 	idle func() error // before Next waits for the source (nil: nothing)
+	// work, before idle: work to do while the source has nothing at hand
+	// (waiting says it still has not).
+	work func(ctx context.Context, waiting func() bool) error
 }
 
 // buffered is a Source that can tell whether Next would wait
@@ -186,12 +192,25 @@ type buffered interface{ Buffered() bool }
 // each transaction as it commits.
 type idleFlusher interface{ FlushIdle() error }
 
+// idleWorker is a sink with work to do while the source has nothing at
+// hand (snapshot.Incremental reads chunks then).
+type idleWorker interface {
+	WorkIdle(ctx context.Context, waiting func() bool) error
+}
+
 func (s *watchedSource) Next(ctx context.Context) (*binlog.Event, error) {
-	if s.idle != nil {
+	if s.idle != nil || s.work != nil {
 		if b, ok := s.Source.(buffered); ok && !b.Buffered() {
 			// A failure to write is the sink's, not the source's: fatal.
-			if err := s.idle(); err != nil {
-				return nil, err
+			if s.work != nil {
+				if err := s.work(ctx, func() bool { return !b.Buffered() }); err != nil {
+					return nil, err
+				}
+			}
+			if s.idle != nil {
+				if err := s.idle(); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
