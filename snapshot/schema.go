@@ -50,8 +50,9 @@ const (
 
 // tableSchema is a table as the snapshot reads it.
 type tableSchema struct {
-	table *tablemap.Table
-	cols  []column
+	table     *tablemap.Table
+	cols      []column
+	showTypes []string // each column's type as SHOW COLUMNS gives it
 }
 
 type showColumn struct {
@@ -143,6 +144,7 @@ func loadSchema(c *client.Conn, db, name string, mariadb bool) (*tableSchema, er
 		}
 		t.Columns = append(t.Columns, col)
 		ts.cols = append(ts.cols, rc)
+		ts.showTypes = append(ts.showTypes, show[i].typ)
 	}
 	for seq := 1; seq <= len(pk); seq++ {
 		for _, p := range pk {

@@ -67,25 +67,8 @@ func Begin(ctx context.Context, conn *client.Conn, flavor string) (*Source, erro
 	s := &Source{conn: conn, mariadb: flavor == "mariadb"}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	for _, q := range []string{
-		"SET SESSION time_zone = '+00:00'",
-		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-		"SET SESSION sql_mode = ''", // no PAD_CHAR_TO_FULL_LENGTH, no ANSI_QUOTES
-		"SET SESSION character_set_results = NULL",
-		// A slow sink must not make the server give up on the SELECT.
-		"SET SESSION net_write_timeout = 86400",
-	} {
-		if _, err := conn.Execute(q); err != nil {
-			return nil, s.err(ctx, q, err)
-		}
-	}
-	// No statement time limit for the long SELECTs (MariaDB, MySQL).
-	limit := "SET SESSION max_statement_time = 0"
-	if !s.mariadb {
-		limit = "SET SESSION max_execution_time = 0"
-	}
-	if _, err := conn.Execute(limit); err != nil {
-		return nil, s.err(ctx, limit, err)
+	if err := setupSession(conn, s.mariadb); err != nil {
+		return nil, s.err(ctx, "session setup", err)
 	}
 	var err error
 	if s.mariadb {
@@ -106,6 +89,32 @@ func Begin(ctx context.Context, conn *client.Conn, flavor string) (*Source, erro
 	return s, nil
 }
 
+// setupSession sets what a snapshot session reads with: UTC, REPEATABLE
+// READ, no sql_mode, values unconverted, no time limits.
+func setupSession(conn *client.Conn, mariadb bool) error {
+	for _, q := range []string{
+		"SET SESSION time_zone = '+00:00'",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"SET SESSION sql_mode = ''", // no PAD_CHAR_TO_FULL_LENGTH, no ANSI_QUOTES
+		"SET SESSION character_set_results = NULL",
+		// A slow sink must not make the server give up on the SELECT.
+		"SET SESSION net_write_timeout = 86400",
+	} {
+		if _, err := conn.Execute(q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	// No statement time limit for the long SELECTs (MariaDB, MySQL).
+	limit := "SET SESSION max_statement_time = 0"
+	if !mariadb {
+		limit = "SET SESSION max_execution_time = 0"
+	}
+	if _, err := conn.Execute(limit); err != nil {
+		return fmt.Errorf("%s: %w", limit, err)
+	}
+	return nil
+}
+
 func (s *Source) err(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -117,6 +126,11 @@ func (s *Source) beginMariaDB() error {
 	if _, err := s.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return err
 	}
+	return s.readMariaDBPos()
+}
+
+// readMariaDBPos reads the position of the open consistent snapshot.
+func (s *Source) readMariaDBPos() error {
 	r, err := s.conn.Execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
 	if err != nil {
 		return err
@@ -212,7 +226,7 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 		typ, _ := r.GetString(i, 2)
 		engine, _ := r.GetString(i, 3)
 		rows, _ := r.GetUint(i, 4)
-		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && (name == "checkpoint" || name == "snapshot")) {
+		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental")) {
 			continue
 		}
 		if filter != nil && !filter.Table(db, name) {

@@ -178,3 +178,19 @@ func TestForeignKeyFlagsAndOmit(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestKeyRange(t *testing.T) {
+	tbl := &tablemap.Table{Columns: []tablemap.Column{{Name: "a"}, {Name: "v"}, {Name: "b`"}}, PrimaryKey: []int{0, 2}}
+	key := change.Row{change.IntValue(-3), change.TextValue(change.Bytes, []byte{0, 0xff})}
+	got, err := KeyRange(tbl, key, ">", false)
+	if want := "(`a` > -3) OR (`a` = -3 AND `b``` > X'00ff')"; err != nil || got != want {
+		t.Errorf("> : %q, %v; want %q", got, err, want)
+	}
+	got, err = KeyRange(tbl, key, "<", true)
+	if want := "(`a` < -3) OR (`a` = -3 AND `b``` <= X'00ff')"; err != nil || got != want {
+		t.Errorf("<= : %q, %v; want %q", got, err, want)
+	}
+	if _, err := KeyRange(tbl, key[:1], ">", false); err == nil {
+		t.Error("a short key gave no error")
+	}
+}

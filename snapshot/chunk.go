@@ -1,0 +1,289 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// ChunkReader reads tables chunk by chunk while a stream runs (an
+// incremental snapshot): each chunk in its own short consistent snapshot
+// (MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT and the exact
+// binlog position binlog_snapshot_file/position give for it), the next
+// primary-key range after the last one read (keyset pagination). MySQL
+// gives no exact position for a snapshot, so it is refused there.
+type ChunkReader struct {
+	// Dial opens a connection to the source; the reader keeps it and
+	// dials again after it failed.
+	Dial    func(ctx context.Context) (*client.Conn, error)
+	Flavor  string // "mariadb" or "mysql"
+	conn    *client.Conn
+	cv      converter
+	keyConv converter
+}
+
+// ChunkRequest says which chunk to read.
+type ChunkRequest struct {
+	DB, Table string
+	// After is the key of the last row of the chunk before (in primary
+	// key order); nil: from the first row.
+	After change.Row
+	// Rows bounds the rows of the chunk (default 1000). A table whose
+	// key order the client cannot reproduce exactly (see chunkable) is
+	// read whole, in one chunk.
+	Rows int
+}
+
+// Chunk is a chunk read.
+type Chunk struct {
+	Table *tablemap.Table // the table's schema at Pos
+	Pos   Position        // the snapshot the chunk was read in
+	// Whole: the chunk is the whole table (read in one snapshot).
+	Whole bool
+	// Lo is the request's After (nil: from the start); Hi the key of the
+	// chunk's last row (nil: the chunk reaches the end of the table).
+	Lo, Hi change.Row
+	Rows   int
+	Bytes  int64
+}
+
+// Close closes the connection.
+func (r *ChunkReader) Close() {
+	if r.conn != nil {
+		r.conn.Close()
+		r.conn = nil
+	}
+}
+
+// ErrNoExactPosition is the error for a server that gives no exact
+// position for a consistent snapshot.
+var ErrNoExactPosition = errors.New("an incremental snapshot needs the exact binlog position of each chunk's consistent snapshot, which only MariaDB gives (binlog_snapshot_file/binlog_snapshot_position); MySQL is not supported")
+
+// Read reads one chunk: begin is called once its table, position and
+// range are known, then row for each row in key order (the row is only
+// valid during the call). A failure of the connection is retried once on
+// a new one (before begin was called).
+func (r *ChunkReader) Read(ctx context.Context, req ChunkRequest, begin func(*Chunk) error, row func(change.Row) error) (*Chunk, error) {
+	if r.Flavor != "mariadb" {
+		return nil, ErrNoExactPosition
+	}
+	if req.Rows <= 0 {
+		req.Rows = 1000
+	}
+	for try := 0; ; try++ {
+		if r.conn == nil {
+			c, err := r.Dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := setupSession(c, true); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("incremental snapshot: %w", err)
+			}
+			r.conn = c
+		}
+		began := false
+		ch, err := r.read(ctx, req, func(c *Chunk) error { began = true; return begin(c) }, row)
+		if err == nil {
+			return ch, nil
+		}
+		var me *mysql.MyError
+		server := errors.As(err, &me)
+		if !server || r.conn == nil {
+			r.Close() // the connection's state is unknown
+		} else {
+			r.conn.Execute("ROLLBACK")
+		}
+		if began || server || try > 0 || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+	}
+}
+
+func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Chunk) error, row func(change.Row) error) (*Chunk, error) {
+	c := r.conn
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	qname := tablemap.QuoteIdent(req.DB) + "." + tablemap.QuoteIdent(req.Table)
+	if req.After == nil {
+		if err := checkEngine(c, req.DB, req.Table); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := c.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+		return nil, err
+	}
+	src := &Source{conn: c, mariadb: true}
+	if err := src.snapshotPos(); err != nil {
+		return nil, err
+	}
+	ts, err := loadSchema(c, req.DB, req.Table, true)
+	if err != nil {
+		return nil, err
+	}
+	t := ts.table
+	ch := &Chunk{Table: t, Pos: src.Pos, Lo: req.After}
+	ch.Whole = !chunkable(ts)
+	if ch.Whole && req.After != nil {
+		return nil, fmt.Errorf("incremental snapshot: %s cannot be read in key ranges any more (its primary key changed)", qname)
+	}
+	if !ch.Whole && len(req.After) != len(t.PrimaryKey) {
+		if req.After != nil {
+			return nil, fmt.Errorf("incremental snapshot: %s: its primary key changed since the last chunk", qname)
+		}
+	}
+	var where []string
+	if !ch.Whole {
+		if req.After != nil {
+			cond, err := keyCond(t, req.After, ">", false)
+			if err != nil {
+				return nil, err
+			}
+			where = append(where, cond)
+		}
+		// The chunk's last key: the Rows-th key after After.
+		var sel []string
+		for _, k := range t.PrimaryKey {
+			sel = append(sel, ts.cols[k].expr)
+		}
+		q := "SELECT " + strings.Join(sel, ", ") + " FROM " + qname + whereSQL(where) + orderSQL(t) + " LIMIT 1 OFFSET " + strconv.Itoa(req.Rows-1)
+		res, err := c.Execute(q)
+		if err != nil {
+			return nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
+		}
+		if len(res.Values) == 1 {
+			r.keyConv.dec.Reset()
+			r.keyConv.cell = r.keyConv.cell[:0]
+			for i, k := range t.PrimaryKey {
+				v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &res.Values[0][i])
+				if err != nil {
+					return nil, fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
+				}
+				ch.Hi = append(ch.Hi, v.Clone())
+			}
+			cond, err := keyCond(t, ch.Hi, "<", true)
+			if err != nil {
+				return nil, err
+			}
+			where = append(where, cond)
+		}
+	}
+	if err := begin(ch); err != nil {
+		return nil, err
+	}
+	var q strings.Builder
+	q.WriteString("SELECT ")
+	for i, col := range ts.cols {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(col.expr)
+	}
+	q.WriteString(" FROM " + qname + whereSQL(where))
+	if !ch.Whole {
+		q.WriteString(orderSQL(t))
+	}
+	var result mysql.Result
+	err = c.ExecuteSelectStreaming(q.String(), &result, func(fields []mysql.FieldValue) error {
+		for i := range fields {
+			ch.Bytes += int64(len(fields[i].AsString())) + 8
+		}
+		v, err := r.cv.convert(ts, fields)
+		if err != nil {
+			return fmt.Errorf("%s row %d: %w", qname, ch.Rows, err)
+		}
+		ch.Rows++
+		return row(v)
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
+	}
+	if _, err := c.Execute("COMMIT"); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// snapshotPos reads the open snapshot's position, GTID position and time
+// (MariaDB).
+func (s *Source) snapshotPos() error {
+	if err := s.readMariaDBPos(); err != nil {
+		return err
+	}
+	r, err := s.conn.Execute("SELECT UNIX_TIMESTAMP()")
+	if err != nil {
+		return err
+	}
+	if sec, err := r.GetInt(0, 0); err == nil {
+		s.Pos.Time = time.Unix(sec, 0).UTC()
+	}
+	return nil
+}
+
+// checkEngine refuses what a consistent snapshot cannot read exactly.
+func checkEngine(c *client.Conn, db, name string) error {
+	if _, err := c.Execute("SET SESSION character_set_results = utf8mb4"); err != nil {
+		return err
+	}
+	r, err := c.Execute("SELECT TABLE_TYPE, IFNULL(ENGINE,'') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, name)
+	if err != nil {
+		return err
+	}
+	q := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
+	if len(r.Values) == 0 {
+		return &requestError{fmt.Sprintf("incremental snapshot: no table %s on the source", q)}
+	}
+	typ, _ := r.GetString(0, 0)
+	engine, _ := r.GetString(0, 1)
+	if typ != "BASE TABLE" {
+		return &requestError{fmt.Sprintf("incremental snapshot: %s is a %s, not a base table", q, strings.ToLower(typ))}
+	}
+	if !strings.EqualFold(engine, "InnoDB") {
+		return &requestError{fmt.Sprintf("incremental snapshot: %s is not transactional (%s): a consistent snapshot cannot read it exactly", q, engine)}
+	}
+	return nil
+}
+
+// requestError is a table an incremental snapshot cannot copy.
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return e.msg }
+
+func whereSQL(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE (" + strings.Join(conds, ") AND (") + ")"
+}
+
+func orderSQL(t *tablemap.Table) string {
+	var b strings.Builder
+	b.WriteString(" ORDER BY ")
+	for i, k := range t.PrimaryKey {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tablemap.QuoteIdent(t.Columns[k].Name))
+	}
+	return b.String()
+}
+
+// keyCond is the condition "key op vals" on the primary key in key order
+// (op "<" or ">", orEqual adding "="), spelled out column by column:
+// (a > 1) OR (a = 1 AND b > 2).
+func keyCond(t *tablemap.Table, vals change.Row, op string, orEqual bool) (string, error) {
+	return sqltext.KeyRange(t, vals, op, orEqual)
+}
