@@ -44,9 +44,12 @@ type Checkpoint struct {
 	// Output is the absolute path of the -o file and OutputSize its
 	// length after the transaction before File:Offset: a restart cuts off
 	// what was written after it (see OpenOutput).
-	Output     string    `json:"output,omitempty"`
-	OutputSize int64     `json:"output_size,omitempty"`
-	Saved      time.Time `json:"saved"`
+	Output     string `json:"output,omitempty"`
+	OutputSize int64  `json:"output_size,omitempty"`
+	// Incremental is the progress of incremental snapshots
+	// (snapshot.Incremental's state) as of File:Offset.
+	Incremental json.RawMessage `json:"incremental,omitempty"`
+	Saved       time.Time       `json:"saved"`
 }
 
 // Position returns the resume position.

@@ -25,6 +25,9 @@ type Saver struct {
 	Output *Output
 	// BeforeSave, if set, runs before each save.
 	BeforeSave func() error
+	// State, if set, is saved with each checkpoint (Checkpoint.Incremental):
+	// called when a transaction commits, so it is what the sink holds then.
+	State func() ([]byte, error)
 
 	mu      sync.Mutex
 	pending *Checkpoint
@@ -65,6 +68,13 @@ func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
 	c := &Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID, LastXid: tx.Xid,
 		GTIDSet: s.gtids.String(), Server: s.Server, ServerUUID: s.ServerUUID, ServerID: s.ServerID}
 	s.Output.record(c)
+	if s.State != nil {
+		st, err := s.State()
+		if err != nil {
+			s.err = &WriteError{What: "the checkpoint " + s.Path, Err: err}
+		}
+		c.Incremental = st
+	}
 	return c
 }
 

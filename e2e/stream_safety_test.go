@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -384,7 +385,7 @@ func TestStreamCheckpointWriteFails(t *testing.T) {
 		}
 		stWant(t, r, 1, []string{"cannot write the checkpoint " + cp, "no such file or directory",
 			fmt.Sprintf("stopped: the checkpoint holds %s:%d", held.File, held.Offset)}, []string{"reconnecting", "stopped at"})
-		if got := stLoadCP(t, filepath.Join(cpDir+".gone", "cp.json")); *got != *held {
+		if got := stLoadCP(t, filepath.Join(cpDir+".gone", "cp.json")); !reflect.DeepEqual(got, held) {
 			t.Errorf("interval %s: the checkpoint changed: %+v, was %+v", interval, got, held)
 		}
 	}

@@ -114,7 +114,7 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 	out := map[string]*tableInfo{}
 	for _, r := range rows {
 		t := &tableInfo{db: str(r[0]), name: str(r[1]), versioned: str(r[2]) == "SYSTEM VERSIONED"}
-		if t.db == "binlogcdc" && (t.name == "checkpoint" || t.name == "snapshot") { // binlogcdc's bookkeeping
+		if t.db == "binlogcdc" && (t.name == "checkpoint" || t.name == "snapshot" || t.name == "incremental") { // binlogcdc's bookkeeping
 			continue
 		}
 		if sel != nil && !sel(t.db, t.name) {

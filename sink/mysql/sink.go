@@ -65,6 +65,8 @@ type Sink struct {
 
 	ddlPendingCommit bool // a DDL ran; its Commit saves the checkpoint on its own
 
+	nextState []byte // SetState's, for the next Commit (incremental.go)
+
 	pend      []op // changes not yet executed
 	pendBytes int  // their size
 
@@ -98,6 +100,7 @@ type group struct {
 	start     time.Time
 	end       *change.TxEnd // the last source transaction committed into it
 	stats     Stats
+	state     []byte // incremental snapshot progress to save with it (nil: unchanged)
 }
 
 // Open connects to the target, creates binlogcdc.checkpoint if needed,
@@ -218,7 +221,7 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		}
 		return nil
 	}
-	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot") {
+	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental") {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
 	o := op{c: *c}
@@ -262,6 +265,9 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 	}
 	s.group.txs++
 	s.group.end = &tx
+	if s.nextState != nil {
+		s.group.state, s.nextState = s.nextState, nil
+	}
 	s.stats.Transactions++
 	if s.ddlPendingCommit {
 		// The DDL ran: record it as done, on its own.
@@ -295,6 +301,11 @@ func (s *Sink) commitGroup(ddl change.Position) error {
 		}
 		if err := s.saveCheckpoint(end, ddl); err != nil {
 			return s.fail(fmt.Errorf("target: saving the checkpoint: %w", err))
+		}
+		if s.group.state != nil {
+			if err := s.saveState(s.group.state); err != nil {
+				return s.fail(fmt.Errorf("target: saving the incremental snapshot's progress: %w", err))
+			}
 		}
 	}
 	if s.inTx {

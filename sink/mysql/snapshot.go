@@ -3,7 +3,6 @@ package mysqlsink
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -112,25 +111,7 @@ func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo bool) error {
 	r, err := s.ddlConn.Execute("SELECT EXISTS (SELECT 1 FROM " + name + ")")
 	switch {
 	case myErrorCode(err) == mysql.ER_NO_SUCH_TABLE || myErrorCode(err) == mysql.ER_BAD_DB_ERROR:
-		mariadb := strings.Contains(s.conn.GetServerVersion(), "MariaDB")
-		var sql string
-		if s.opts.CreateTable != nil {
-			sql, err = s.opts.CreateTable(t, mariadb)
-		} else {
-			sql, err = tablemap.CreateTable(t, tablemap.CreateOptions{MariaDB: mariadb})
-		}
-		if err != nil {
-			return fmt.Errorf("snapshot: creating %s on the target: %w", name, err)
-		}
-		if _, err := s.ddlConn.Execute("CREATE DATABASE IF NOT EXISTS " + sqltext.QuoteIdent(t.DB)); err != nil {
-			return fmt.Errorf("snapshot: target: %w", err)
-		}
-		if _, err := s.ddlConn.Execute(sql); err != nil && myErrorCode(err) != mysql.ER_TABLE_EXISTS_ERROR {
-			return fmt.Errorf("snapshot: target: %w\n%s", err, sql)
-		}
-		s.logf("snapshot: created %s on the target", name)
-		delete(s.target.tables, [2]string{t.DB, t.Name})
-		return nil
+		return s.createForSnapshot(t)
 	case err != nil:
 		return fmt.Errorf("snapshot: target: reading %s: %w", name, err)
 	}
