@@ -40,10 +40,11 @@ type StreamOptions struct {
 	Output             string
 	Progress           bool
 	Heartbeat          time.Duration
-	Replay             ReplayOptions   // --to, --format sql (replay.go)
-	Kafka              KafkaOptions    // --to kafka://…, --kafka-* (kafka.go)
-	Snapshot           SnapshotOptions // --snapshot (snapshot.go)
-	Metrics            MetricsOptions  // --metrics-addr, --health-window (metrics.go)
+	Replay             ReplayOptions      // --to, --format sql (replay.go)
+	Kafka              KafkaOptions       // --to kafka://…, --kafka-* (kafka.go)
+	Snapshot           SnapshotOptions    // --snapshot (snapshot.go)
+	Incremental        IncrementalOptions // --signal-table (incremental.go)
+	Metrics            MetricsOptions     // --metrics-addr, --health-window (metrics.go)
 }
 
 // AddFlags binds the flags to opts.
@@ -64,6 +65,7 @@ func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	o.Replay.AddFlags(f, true)    // replay.go
 	o.Kafka.AddFlags(f)           // kafka.go
 	o.Snapshot.AddFlags(f, false) // snapshot.go
+	o.Incremental.AddFlags(f)     // incremental.go
 	o.Metrics.AddFlags(f)         // metrics.go
 }
 
@@ -123,6 +125,9 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return err
 	}
 	if err := o.checkSnapshotArgs(); err != nil { // snapshot.go
+		return err
+	}
+	if err := o.Incremental.check(&o); err != nil { // incremental.go
 		return err
 	}
 	if err := o.Metrics.check(f); err != nil { // metrics.go
@@ -222,6 +227,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		o.Conn.redactedSource(), info.Flavor, info.Version, info.ServerID, info.RowImage, cfg.ServerID)
 	if !strings.EqualFold(info.RowImage, "FULL") {
 		logf("binlog_row_image is %s: row images lack some columns; they are omitted from before/after (never shown as null)", info.RowImage)
+	}
+	inc, err := o.Incremental.open(cfg, info, filter, o.Snapshot.Batch, logf) // incremental.go; nil: off
+	if err != nil {
+		return err
 	}
 
 	// Replay (--to, --format sql; replay.go): the target's checkpoint wins
@@ -356,14 +365,18 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
-	watchKafka(mx, ks) // metrics.go
+	watchKafka(mx, ks)                                                                      // metrics.go
+	onCommit := metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())      // replay.go, metrics.go
+	if sk, err = wrapIncremental(inc, sk, rp, resumed, saver, onCommit, logf); err != nil { // incremental.go
+		return err
+	}
 	fl := &pipeline.Follower{
 		Dial: func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
-			OnCommit: metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())}, // replay.go, metrics.go
+			OnCommit: onCommit},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/snapshot"
+)
+
+// IncrementalOptions are stream's flags for incremental snapshots
+// (snapshot.Incremental): tables re-snapshotted while the stream runs,
+// on request through a signal table on the source.
+type IncrementalOptions struct {
+	SignalTable string
+	ChunkRows   int
+}
+
+// incrementalChunkBytes bounds a chunk's bytes: the next chunk has fewer
+// rows when one was larger.
+const incrementalChunkBytes = 4 << 20
+
+// AddFlags binds --signal-table and --snapshot-chunk.
+func (o *IncrementalOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.SignalTable, "signal-table", "", "watch `DB.TABLE` on the source for requests: a row inserted with type 'snapshot' and data 'db.t1,db.t2' re-snapshots those tables while the stream runs (incremental snapshot, MariaDB; see the README)")
+	f.IntVar(&o.ChunkRows, "snapshot-chunk", 1000, "incremental snapshots: rows per chunk, each read in its own consistent snapshot (fewer when a chunk passes 4 MiB)")
+}
+
+// check checks the flags against the others, before connecting.
+func (o *IncrementalOptions) check(so *StreamOptions) error {
+	if o.SignalTable == "" {
+		return nil
+	}
+	if _, _, err := pipeline.ParseTableName(o.SignalTable); err != nil {
+		return usageError{msg: "--signal-table: " + err.Error(), hint: "--signal-table shop.binlogcdc_signal"}
+	}
+	if o.ChunkRows <= 0 {
+		return usageError{msg: "--snapshot-chunk must be positive", hint: "--snapshot-chunk 1000"}
+	}
+	switch {
+	case so.Kafka.ExactlyOnce:
+		return usageError{msg: "--signal-table with --kafka-exactly-once is not supported yet", hint: "publish at-least-once with --checkpoint FILE"}
+	case so.Replay.To == "" && so.Replay.enabled():
+		return usageError{msg: "--signal-table writes JSON lines, --to mysql:// or --to kafka://, not SQL text", hint: "drop --format sql, or use --to mysql://…"}
+	case so.Replay.Parallel > 1:
+		return usageError{msg: "--signal-table with --parallel is not supported yet", hint: "apply on one connection (--parallel 1)"}
+	}
+	return nil
+}
+
+// openIncremental sets up incremental snapshots once connected (nil:
+// no --signal-table).
+func (o *IncrementalOptions) open(cfg binlog.LiveConfig, info *binlog.ServerInfo, filter *pipeline.Filter, batch int, logf func(string, ...any)) (*snapshot.Incremental, error) {
+	if o.SignalTable == "" {
+		return nil, nil
+	}
+	if info.Flavor != "mariadb" {
+		return nil, usageError{msg: "--signal-table: " + snapshot.ErrNoExactPosition.Error(), hint: "drop --signal-table"}
+	}
+	if !strings.EqualFold(info.RowImage, "FULL") {
+		return nil, usageError{msg: "--signal-table needs binlog_row_image=FULL (a change to a row not yet copied may have to be written as a whole row), the server has " + info.RowImage, hint: "SET GLOBAL binlog_row_image = 'FULL'"}
+	}
+	db, table, _ := pipeline.ParseTableName(o.SignalTable)
+	return &snapshot.Incremental{
+		Reader: &snapshot.ChunkReader{Flavor: info.Flavor, Dial: func(ctx context.Context) (*client.Conn, error) {
+			return binlog.Connect(ctx, cfg)
+		}},
+		Filter: filter, SignalDB: db, SignalTable: table,
+		ChunkRows: o.ChunkRows, ChunkBytes: incrementalChunkBytes, Batch: batch, Logf: logf,
+	}, nil
+}
+
+// wrapIncremental puts inc in front of sk, restoring its progress from
+// the checkpoint (resumed, a file) or the --to target; the checkpoint
+// saves it from then on.
+func wrapIncremental(inc *snapshot.Incremental, sk sink.Sink, rp *replayRun, resumed *checkpoint.Checkpoint, saver *checkpoint.Saver, onCommit func(change.TxEnd) error, logf func(string, ...any)) (sink.Sink, error) {
+	if inc == nil {
+		return sk, nil
+	}
+	// The signal table is read from here on (an initial snapshot, taken
+	// before, does not copy it).
+	if !inc.Filter.Add(inc.SignalDB, inc.SignalTable) {
+		return nil, usageError{msg: "--signal-table " + pipeline.QuoteName(inc.SignalDB, inc.SignalTable) + " is excluded by --exclude-tables", hint: "leave it out of --exclude-tables"}
+	}
+	var state []byte
+	inc.Sink = sk
+	if rp != nil && rp.target != nil {
+		var err error
+		if state, err = rp.target.IncrementalState(); err != nil {
+			return nil, err
+		}
+		inc.Target = rp.target
+		inc.Sink = snapshot.AsInserts(sk)
+	} else if resumed != nil {
+		state = resumed.Incremental
+	}
+	if err := inc.Restore(state); err != nil {
+		return nil, err
+	}
+	if r := inc.Running(); len(r) > 0 {
+		logf("incremental snapshot resumed: %v", r)
+	}
+	inc.OnChunk = onCommit
+	saver.State = inc.State
+	return inc, nil
+}

@@ -1,0 +1,276 @@
+package e2e
+
+// Incremental snapshots (stream --signal-table): while the stream runs
+// under a write workload, a request inserted into the signal table on
+// the source re-snapshots rp.later (not selected at first, filled before
+// the binlogs began) and rp.lost (whose rows the consumer lost), chunk by
+// chunk; binlogcdc is killed with SIGKILL inside the incremental snapshot
+// and resumes it. After the workload stops and the stream catches up,
+// every selected table equals the source: on a --to target (ordered
+// rows, HEX, CHECKSUM TABLE, verify), and as JSON lines folded by key.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+)
+
+const (
+	isLaterRows = 30000
+	isLostRows  = 5000
+	isSignal    = "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later, rp.lost')"
+)
+
+// isSource starts a source whose tables hold rows no binlog has: the rp
+// workload's, rp.later and rp.lost; ctl.signal is the signal table.
+func isSource(t *testing.T, g *rpGen) *testserver.Server {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t, rpSchema...)
+	rpWorkload(t, src, g, 300, false)
+	src.Exec(t, "CREATE TABLE rp.later (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
+		fmt.Sprintf("INSERT INTO rp.later SELECT seq, CONCAT('row ', seq), seq * seq FROM rp.seq_1_to_%d", isLaterRows),
+		"CREATE TABLE rp.lost (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
+		fmt.Sprintf("INSERT INTO rp.lost SELECT seq, CONCAT('row ', seq), seq FROM rp.seq_1_to_%d", isLostRows),
+		"CREATE DATABASE ctl",
+		"CREATE TABLE ctl.signal (id INT AUTO_INCREMENT PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
+		"RESET MASTER")
+	return src
+}
+
+// isTables selects every rp table but rp.later.
+func isTables() []string {
+	var a []string
+	for _, n := range []string{"rp.types", "rp.nopk", "rp.comp", "rp.prefix", "rp.gone", "rp.lost", pipeline.QuoteName(rpHostileDB, rpHostileTable)} {
+		a = append(a, "--tables", n)
+	}
+	return a
+}
+
+// isWorkload writes to src until stop is closed: the rp workload, and
+// inserts, updates, key changes and deletes on rp.later and on the keys
+// of rp.lost above 2500 (the consumer keeps those).
+func isWorkload(t *testing.T, src *testserver.Server, g *rpGen, stop chan struct{}) (done chan struct{}, ops *atomic.Int64) {
+	done, ops = make(chan struct{}), &atomic.Int64{}
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rpWorkload(t, src, g, 10, false)
+			a, b, c := 1+g.pick(isLaterRows), 1+g.pick(isLaterRows), 1+g.pick(isLaterRows)
+			x, y, z := 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500)
+			src.Exec(t, "BEGIN",
+				fmt.Sprintf("UPDATE rp.later SET n = n + 1, v = 'changed' WHERE id = %d", a),
+				fmt.Sprintf("DELETE FROM rp.later WHERE id = %d", b),
+				fmt.Sprintf("INSERT INTO rp.later VALUES (%d, 'new', %d)", isLaterRows+i+1, i),
+				fmt.Sprintf("UPDATE IGNORE rp.later SET id = id + 1000000 WHERE id = %d", c),
+				fmt.Sprintf("UPDATE rp.lost SET n = n + 1 WHERE id = %d", x),
+				fmt.Sprintf("DELETE FROM rp.lost WHERE id = %d", y),
+				fmt.Sprintf("INSERT INTO rp.lost VALUES (%d, 'new', %d)", 100000+i, i),
+				fmt.Sprintf("UPDATE IGNORE rp.lost SET id = id + 500000 WHERE id = %d", z),
+				"COMMIT")
+			ops.Add(1)
+		}
+	}()
+	return done, ops
+}
+
+func TestIncrementalSnapshotToMySQL(t *testing.T) {
+	g := rpSeed(t)
+	src := isSource(t, g)
+	dst := testserver.Start(t, testserver.Options{})
+	stop := make(chan struct{})
+	done, ops := isWorkload(t, src, g, stop)
+	dir := t.TempDir()
+	args := append([]string{"--snapshot", "--source", src.DSN(), "--to", dst.DSN() + "/", "--group-time", "20ms",
+		"--signal-table", "ctl.signal", "--snapshot-chunk", "500"}, isTables()...)
+	count := func(table string) int {
+		r := dst.QueryStrings(t, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'rp' AND TABLE_NAME = '"+table+"'")
+		if *r[0][0] == "0" {
+			return 0
+		}
+		n := 0
+		fmt.Sscan(*dst.QueryStrings(t, "SELECT COUNT(*) FROM rp."+table)[0][0], &n)
+		return n
+	}
+
+	// 1: the initial snapshot; then the consumer loses rows of rp.lost,
+	// and the request comes; killed inside the incremental snapshot.
+	r := stStart(t, dir, "1", nil, args...)
+	stPoll(t, 2*time.Minute, r, "the initial snapshot", func() bool { return strings.Contains(r.errText(), " rows of ") })
+	at := ops.Load()
+	stPoll(t, time.Minute, r, "the stream to apply changes", func() bool { return ops.Load() > at+3 })
+	dst.Exec(t, "DELETE FROM rp.lost WHERE id <= 2000", "UPDATE rp.lost SET v = 'stale' WHERE id BETWEEN 2001 AND 2500")
+	if count("later") != 0 {
+		t.Fatalf("rp.later is on the target before it was asked for")
+	}
+	src.Exec(t, isSignal)
+	stPoll(t, 2*time.Minute, r, "part of rp.later on the target", func() bool { return count("later") > 2000 })
+	r.kill9()
+	killedInside := !strings.Contains(r.errText(), "incremental snapshot of `rp`.`lost` done")
+	t.Logf("killed inside the incremental snapshot: %v (rp.later had %d rows on the target)", killedInside, count("later"))
+
+	// 2: resumes the incremental snapshot; the workload stops.
+	r = stStart(t, dir, "2", nil, args...)
+	stPoll(t, 3*time.Minute, r, "the incremental snapshot to finish", func() bool {
+		return strings.Contains(r.errText(), "incremental snapshot of `rp`.`lost` done")
+	})
+	if killedInside && !strings.Contains(r.errText(), "incremental snapshot resumed") {
+		t.Errorf("the restart did not resume the incremental snapshot:\n%s", r.errText())
+	}
+	close(stop)
+	<-done
+	stPoll(t, 2*time.Minute, r, "the stream to catch up", func() bool {
+		c := dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
+		return len(c) == 1 && ssCaughtUp(t, src, *c[0][0])
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
+	}
+	if strings.Contains(r.errText(), "snapshot of ") && strings.Contains(r.errText(), "consistent with") {
+		t.Errorf("the second run took an initial snapshot instead of resuming:\n%s", r.errText())
+	}
+	t.Logf("%d workload rounds; rp.later has %s rows, rp.lost %s", ops.Load(),
+		*src.QueryStrings(t, "SELECT COUNT(*) FROM rp.later")[0][0], *src.QueryStrings(t, "SELECT COUNT(*) FROM rp.lost")[0][0])
+	want := rpSnapshot(t, src)
+	delete(want, "`ctl`.`signal`")
+	rpSame(t, "incremental snapshot --to with kill -9 inside it", rpSnapshot(t, dst), want)
+	if out, errOut, code := runCLI(t, nil, "verify", "--source", src.DSN(), "--to", dst.DSN()+"/", "--exclude-tables", "ctl.*"); code != 0 {
+		t.Errorf("verify: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// isFold folds JSON lines as ssFold does, except that a table's first
+// snapshot line after the stream began (an incremental snapshot) starts
+// it from empty: what a consumer that lost the table does.
+func isFold(t *testing.T, out []byte) map[string][]string {
+	var kept []string
+	streaming := false
+	reset := map[string]bool{}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	for _, l := range lines {
+		snap := strings.HasPrefix(l, `{"op":"snapshot"`)
+		if !snap {
+			streaming = true
+			kept = append(kept, l)
+			continue
+		}
+		if streaming {
+			var x ssLine
+			ssDecode(t, l, &x)
+			name := x.DB + "." + x.Table
+			if !reset[name] {
+				reset[name] = true
+				var rest []string
+				for _, k := range kept {
+					var y ssLine
+					ssDecode(t, k, &y)
+					if y.DB+"."+y.Table != name {
+						rest = append(rest, k)
+					}
+				}
+				kept = rest
+			}
+		}
+		kept = append(kept, l)
+	}
+	return ssFold(t, []byte(strings.Join(kept, "\n")+"\n"))
+}
+
+func TestIncrementalSnapshotJSONFold(t *testing.T) {
+	g := rpSeed(t)
+	src := isSource(t, g)
+	stop := make(chan struct{})
+	done, ops := isWorkload(t, src, g, stop)
+	dir := t.TempDir()
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	args := append([]string{"--snapshot", "--source", src.DSN(), "-o", out, "--checkpoint", cp,
+		"--signal-table", "ctl.signal", "--snapshot-chunk", "500"}, isTables()...)
+
+	r := stStart(t, dir, "1", nil, args...)
+	stPoll(t, 2*time.Minute, r, "the checkpoint after the snapshot", func() bool { _, err := os.Stat(cp); return err == nil })
+	src.Exec(t, isSignal)
+	stPoll(t, 2*time.Minute, r, "incremental snapshot lines", func() bool {
+		c := stLoadCP(t, cp)
+		return strings.Contains(string(c.Incremental), `"rows":`) && !strings.Contains(string(c.Incremental), `"rows":0`)
+	})
+	r.kill9()
+	killedInside := !strings.Contains(r.errText(), "incremental snapshot of `rp`.`lost` done")
+	t.Logf("killed inside the incremental snapshot: %v", killedInside)
+
+	r = stStart(t, dir, "2", nil, args...)
+	stPoll(t, 3*time.Minute, r, "the incremental snapshot to finish", func() bool {
+		return strings.Contains(r.errText(), "incremental snapshot of `rp`.`lost` done")
+	})
+	if killedInside && !strings.Contains(r.errText(), "incremental snapshot resumed") {
+		t.Errorf("the restart did not resume the incremental snapshot:\n%s", r.errText())
+	}
+	close(stop)
+	<-done
+	stPoll(t, 2*time.Minute, r, "the stream to catch up", func() bool {
+		c := stLoadCP(t, cp)
+		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
+	}
+	lines, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(lines), `"table":"signal"`) {
+		t.Errorf("the signal table's rows are in the output")
+	}
+	got := isFold(t, lines)
+	final, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--exclude-tables", "ctl.*")
+	if code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	want := ssFold(t, final)
+	if len(want["rp.later"]) == 0 || len(want["rp.lost"]) == 0 {
+		t.Fatalf("the final snapshot lacks tables")
+	}
+	for name, w := range want {
+		gr := got[name]
+		if strings.Join(gr, "\n") != strings.Join(w, "\n") {
+			i := 0
+			for i < len(gr) && i < len(w) && gr[i] == w[i] {
+				i++
+			}
+			at := func(l []string) string {
+				if i < len(l) {
+					return clip(l[i])
+				}
+				return "(end)"
+			}
+			t.Errorf("%s: folded lines give %d rows, the source %d; first difference at %d:\n got  %s\n want %s", name, len(gr), len(w), i, at(gr), at(w))
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("folded lines hold table %s, which the source has not", name)
+		}
+	}
+	t.Logf("%d workload rounds, %d lines (%d snapshot rows)", ops.Load(), strings.Count(string(lines), "\n"), strings.Count(string(lines), `{"op":"snapshot"`))
+}
+
+func ssDecode(t *testing.T, l string, x *ssLine) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(l), x); err != nil {
+		t.Fatalf("bad line %q: %v", clip(l), err)
+	}
+}
