@@ -159,6 +159,11 @@ func (in *Incremental) Restore(data []byte) error {
 	return nil
 }
 
+// Start says where the stream starts (the checkpoint's position and
+// last GTID): chunks can be read, and checkpointed, before its first
+// commit.
+func (in *Incremental) Start(tx change.TxEnd) { in.last = tx }
+
 // Running names the tables being re-snapshotted.
 func (in *Incremental) Running() []string {
 	var out []string
@@ -286,7 +291,8 @@ func (in *Incremental) Commit(ctx context.Context, tx change.TxEnd) error {
 		return err
 	}
 	in.inTx, in.last = false, tx
-	return in.next(ctx, false)
+	_, err := in.next(ctx)
+	return err
 }
 
 // takeRequests queues the tables requested in the transaction.
@@ -385,13 +391,14 @@ func (in *Incremental) State() ([]byte, error) {
 func (in *Incremental) WorkIdle(ctx context.Context, waiting func() bool) error {
 	for !in.inTx && len(in.state.Tables) > 0 && waiting() {
 		if in.retire(in.last.Next) {
+			if err := in.commitState(ctx, in.last); err != nil {
+				return err
+			}
 			continue
 		}
-		if in.state.Tables[0].Read {
-			return nil // waiting for the stream to pass its last chunk
-		}
-		if err := in.next(ctx, true); err != nil {
-			return err
+		read, err := in.next(ctx)
+		if err != nil || !read {
+			return err // !read: the tables wait for the stream to pass their last chunk
 		}
 	}
 	return nil
@@ -405,17 +412,18 @@ func (in *Incremental) FlushIdle() error {
 	return nil
 }
 
-// next reads the next chunk of the first table not fully read.
-func (in *Incremental) next(ctx context.Context, idle bool) error {
+// next reads the next chunk of the first table not fully read; read is
+// false when there is none.
+func (in *Incremental) next(ctx context.Context) (read bool, err error) {
 	if in.last.Next.File == "" {
-		return nil // no position to checkpoint yet
+		return false, nil // no position to checkpoint yet
 	}
 	i := 0
 	for i < len(in.state.Tables) && in.state.Tables[i].Read {
 		i++
 	}
 	if i == len(in.state.Tables) {
-		return nil
+		return false, nil
 	}
 	ts := &in.state.Tables[i]
 	if in.rows <= 0 {
@@ -427,7 +435,6 @@ func (in *Incremental) next(ctx context.Context, idle bool) error {
 	}
 	tx := in.last
 	req := ChunkRequest{DB: ts.DB, Table: ts.Table, After: keyFromJSON(ts.After), Rows: in.rows}
-	var ch *Chunk
 	inBatch := 0
 	c := change.Change{Op: change.Snapshot, Flags: change.RowsNoForeignKeyChecks}
 	ch, err := in.Reader.Read(ctx, req, func(got *Chunk) error {
@@ -453,7 +460,7 @@ func (in *Incremental) next(ctx context.Context, idle bool) error {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		var re *requestError
 		if req.After == nil && errors.As(err, &re) {
@@ -461,12 +468,12 @@ func (in *Incremental) next(ctx context.Context, idle bool) error {
 			in.logf("%v; the request is dropped", err)
 			in.state.Tables = append(in.state.Tables[:i], in.state.Tables[i+1:]...)
 			in.coverage().Drop(req.DB, req.Table)
-			return in.commitState(ctx, tx)
+			return true, in.commitState(ctx, tx)
 		}
-		return err
+		return false, err
 	}
 	if err := addChunk(in.coverage(), ch); err != nil {
-		return err
+		return false, err
 	}
 	ts.After = keyToJSON(ch.Hi)
 	if ch.Hi == nil {
@@ -478,7 +485,7 @@ func (in *Incremental) next(ctx context.Context, idle bool) error {
 		in.rows = min(in.ChunkRows, in.rows*2)
 	}
 	in.retire(in.last.Next)
-	return in.commitState(ctx, tx)
+	return true, in.commitState(ctx, tx)
 }
 
 // commitState commits what the chunk wrote, with the state, and saves

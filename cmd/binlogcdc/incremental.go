@@ -80,7 +80,7 @@ func (o *IncrementalOptions) open(cfg binlog.LiveConfig, info *binlog.ServerInfo
 // wrapIncremental puts inc in front of sk, restoring its progress from
 // the checkpoint (resumed, a file) or the --to target; the checkpoint
 // saves it from then on.
-func wrapIncremental(inc *snapshot.Incremental, sk sink.Sink, rp *replayRun, resumed *checkpoint.Checkpoint, saver *checkpoint.Saver, onCommit func(change.TxEnd) error, logf func(string, ...any)) (sink.Sink, error) {
+func wrapIncremental(inc *snapshot.Incremental, sk sink.Sink, start change.Position, rp *replayRun, resumed *checkpoint.Checkpoint, saver *checkpoint.Saver, onCommit func(change.TxEnd) error, logf func(string, ...any)) (sink.Sink, error) {
 	if inc == nil {
 		return sk, nil
 	}
@@ -91,6 +91,7 @@ func wrapIncremental(inc *snapshot.Incremental, sk sink.Sink, rp *replayRun, res
 	}
 	var state []byte
 	inc.Sink = sk
+	tx := change.TxEnd{Next: start}
 	if rp != nil && rp.target != nil {
 		var err error
 		if state, err = rp.target.IncrementalState(); err != nil {
@@ -98,9 +99,18 @@ func wrapIncremental(inc *snapshot.Incremental, sk sink.Sink, rp *replayRun, res
 		}
 		inc.Target = rp.target
 		inc.Sink = snapshot.AsInserts(sk)
+		if cp, ok := rp.target.Checkpoint(); ok && cp.Next == start {
+			tx.GTID = cp.GTID
+		}
 	} else if resumed != nil {
 		state = resumed.Incremental
+		if resumed.Position() == start {
+			tx.GTID = resumed.LastGTID
+		}
 	}
+	// Chunks can be read before the first commit (an idle source): they
+	// are committed at the start position, with the last GTID it has.
+	inc.Start(tx)
 	if err := inc.Restore(state); err != nil {
 		return nil, err
 	}

@@ -99,6 +99,13 @@ With --to mysql://…, the changes are applied to that server instead,
 exactly once: it keeps its position in its binlogcdc.checkpoint table,
 which wins over the start flags (see the README, "Replay").
 
+--signal-table DB.TABLE (MariaDB): a row inserted there on the source
+with type 'snapshot' and data 'db.t1,db.t2' copies those tables again
+while the stream runs, chunk by chunk, each chunk in its own consistent
+snapshot; the stream's changes to them are fitted to what was copied, and
+a table not selected yet is added (see the README, "Re-snapshot tables
+while streaming").
+
 --format debezium, maxwell or canal writes those tools' JSON instead of
 binlogcdc's, to stdout, --output or --to kafka:// (see the README, "Other
 formats").
@@ -367,7 +374,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 	watchKafka(mx, ks)                                                                      // metrics.go
 	onCommit := metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())      // replay.go, metrics.go
-	if sk, err = wrapIncremental(inc, sk, rp, resumed, saver, onCommit, logf); err != nil { // incremental.go
+	if sk, err = wrapIncremental(inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil { // incremental.go
 		return err
 	}
 	fl := &pipeline.Follower{
