@@ -59,7 +59,7 @@ type Incremental struct {
 	OnChunk func(tx change.TxEnd) error
 	Logf    func(format string, args ...any)
 
-	cov   *pipeline.Coverage
+	cov     *pipeline.Coverage
 	state   State
 	pending []string // tables requested in the open transaction
 	inTx    bool     // changes were written since the last commit

@@ -37,9 +37,12 @@ func (r *recorder) Write(_ context.Context, c *change.Change) error {
 	r.ops = append(r.ops, c.Op.String()+" "+c.Table.Name)
 	return nil
 }
-func (r *recorder) Commit(context.Context, change.TxEnd) error { r.ops = append(r.ops, "commit"); return nil }
-func (r *recorder) Rollback(context.Context) error             { return nil }
-func (r *recorder) Close(context.Context) error                { return nil }
+func (r *recorder) Commit(context.Context, change.TxEnd) error {
+	r.ops = append(r.ops, "commit")
+	return nil
+}
+func (r *recorder) Rollback(context.Context) error { return nil }
+func (r *recorder) Close(context.Context) error    { return nil }
 
 // A request adds its table to the selection at its commit; from then on
 // the table's changes are left out until chunks are read; the state

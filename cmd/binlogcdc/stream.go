@@ -372,9 +372,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
-	watchKafka(mx, ks)                                                                      // metrics.go
-	onCommit := metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())      // replay.go, metrics.go
-	if sk, err = wrapIncremental(inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil { // incremental.go
+	watchKafka(mx, ks) // metrics.go
+	// replay.go, metrics.go
+	onCommit := metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())
+	// incremental.go: --signal-table
+	if sk, err = wrapIncremental(inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
 		return err
 	}
 	fl := &pipeline.Follower{
