@@ -44,6 +44,7 @@ type ReplayOptions struct {
 	Flashback      bool
 	FireTriggers   bool
 	Accounts       bool
+	BulkLoad       bool
 	OmitColumns    []string
 
 	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
@@ -64,6 +65,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
 	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
+	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of 128 or more inserts into one table as LOAD DATA LOCAL INFILE streamed from memory, when the target allows it (checked exactly as INSERTs are); false: multi-row INSERTs")
 	if !stream {
 		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see the README's replay section)")
 	}
@@ -140,7 +142,7 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 		return bad("--to applies the changes; there is nothing to write to --output", "drop --output")
 	}
 	if o.To == "" {
-		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name", "on-conflict", "ignore-missing-columns", "create-tables", "group-rows", "group-time"} {
+		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name", "on-conflict", "ignore-missing-columns", "create-tables", "group-rows", "group-time", "bulk-load"} {
 			if f.Changed(n) {
 				return bad("--"+n+" needs --to", "--to mysql://user@backup-host:3306/")
 			}
@@ -269,7 +271,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	opts := mysqlsink.Options{
 		Replica: o.ReplicaName, OnConflict: o.policy, IgnoreMissingColumns: o.IgnoreMissing,
 		KeepDropped: o.KeepDropped, GroupRows: o.GroupRows, GroupTime: o.GroupTime, Logf: logf,
-		FireTriggers: o.FireTriggers, ForeignKeys: true, Accounts: o.Accounts,
+		FireTriggers: o.FireTriggers, ForeignKeys: true, Accounts: o.Accounts, NoBulkLoad: !o.BulkLoad,
 	}
 	if o.CreateTables {
 		opts.CreateTable = createTableSQL

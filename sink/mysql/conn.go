@@ -69,6 +69,12 @@ func dial(ctx context.Context, cfg Config) (*client.Conn, error) {
 			if err := c.SetCapability(mysql.CLIENT_FOUND_ROWS); err != nil {
 				return err
 			}
+			// LOAD DATA LOCAL (bulk.go). The server can only ask for the
+			// file of a LOAD DATA LOCAL we sent: replies to anything else
+			// that ask for a file are errors in go-mysql, never a file read.
+			if err := c.SetCapability(mysql.CLIENT_LOCAL_FILES); err != nil {
+				return err
+			}
 			return c.SetCollation("utf8mb4_general_ci")
 		})
 	}

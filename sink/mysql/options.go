@@ -69,6 +69,10 @@ type Options struct {
 	// transaction is never split, whatever its size.
 	GroupRows int
 	GroupTime time.Duration
+	// NoBulkLoad sends long insert runs as multi-row INSERTs even when
+	// the target allows LOAD DATA LOCAL (bulk.go).
+	NoBulkLoad bool
+	quietBulk  bool // no note when the target refuses it (Parallel's workers after the first)
 	// Logf reports skipped and overwritten conflicts and DDL events.
 	Logf func(format string, args ...any)
 }

@@ -48,6 +48,7 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 	for k := range n {
 		o := opts
 		o.Replica = workerReplica(opts.Replica, k)
+		o.quietBulk = k > 0
 		s, err := Open(ctx, cfg, o)
 		if err != nil {
 			p.closeWorkers(ctx)

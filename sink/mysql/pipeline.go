@@ -65,6 +65,13 @@ func (s *Sink) execOps(ops []op, st *Stats) error {
 		return s.execOpsOneByOne(ops, st)
 	}
 	for len(ops) > 0 {
+		if n := s.bulkLen(ops); n > 0 {
+			if err := s.loadRun(ops[:n], st); err != nil { // bulk.go
+				return err
+			}
+			ops = ops[n:]
+			continue
+		}
 		stmts, n, err := s.buildPipeline(ops)
 		if err != nil {
 			return err
@@ -114,6 +121,7 @@ func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
 	// prepared.
 	s.pipe = appendPacket(s.pipe[:0], mysql.COM_QUERY, []byte("SAVEPOINT binlogcdc_pipe"))
 	s.pipeStmts = s.pipeStmts[:0]
+loop:
 	for n < len(ops) && len(s.pipeStmts) < maxPipeline && len(s.pipe) < maxPipelineBytes {
 		o := &ops[n]
 		if o.plan.versioned() || o.fk != ops[0].fk {
@@ -127,6 +135,9 @@ func (s *Sink) buildPipeline(ops []op) (stmts []pipeStmt, n int, err error) {
 		s.b.Reset()
 		switch o.c.Op {
 		case change.Insert:
+			if n > 0 && s.bulkLen(ops[n:]) > 0 {
+				break loop // LOAD DATA next (execOps)
+			}
 			j := n + 1
 			for j < len(ops) && sameInsert(&ops[j], o) {
 				j++

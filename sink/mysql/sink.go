@@ -77,6 +77,8 @@ type Sink struct {
 
 	// Pipelining (pipeline.go).
 	pipe         []byte     // SAVEPOINT and COM_STMT_EXECUTE packets to send
+	load         []byte     // the rows of a LOAD DATA LOCAL (bulk.go)
+	bulkOK       bool       // the target allows LOAD DATA LOCAL
 	pipeStmts    []pipeStmt // the statements in pipe
 	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
 
@@ -126,6 +128,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	}
 	s := &Sink{cfg: cfg, opts: opts, conn: c, cp: cp, stopTimer: make(chan struct{}), timerDone: make(chan struct{})}
 	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
+	s.bulkOK = !opts.NoBulkLoad && s.localInfile(c)
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
 	next := s.saved.Next

@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// Long insert runs go to the target as LOAD DATA LOCAL INFILE
+// (sink/mysql/bulk.go). TestReplay checks every column type through it;
+// these check conflicts, a target that refuses it, and kill -9.
+
+// stStatus is a global status counter of srv.
+func stStatus(t testing.TB, srv *testserver.Server, name string) string {
+	t.Helper()
+	r := srv.QueryStrings(t, "SHOW GLOBAL STATUS LIKE '"+name+"'")
+	if len(r) != 1 || r[0][1] == nil {
+		t.Fatalf("no status variable %s", name)
+	}
+	return *r[0][1]
+}
+
+func stCount(t testing.TB, srv *testserver.Server, name string) int {
+	t.Helper()
+	n, err := strconv.Atoi(stStatus(t, srv, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// bkInserts is a transaction of n inserts into bk.t from id first on,
+// one statement each, with text, binary and NULL values.
+func bkInserts(first, n int) []byte {
+	var b strings.Builder
+	b.WriteString("BEGIN;\n")
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&b, "INSERT INTO bk.t VALUES (%d, 'row\\t%d\\\\N', X'%02x005c0a09ff', %s);\n", i, i, i%256, []string{"NULL", "'é'", "''"}[i%3])
+	}
+	b.WriteString("COMMIT;\n")
+	return []byte(b.String())
+}
+
+// TestReplayBulkConflict: a duplicate key inside a LOAD DATA batch stops
+// the run with the very message INSERT gives (the batch is undone and run
+// again as INSERTs), on a target that takes LOAD DATA LOCAL and on one
+// that refuses it (local_infile=0: multi-row INSERTs, with a note); after
+// the fix, both end equal to the source.
+func TestReplayBulkConflict(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	bulk := testserver.Start(t, testserver.Options{})
+	plain := testserver.Start(t, testserver.Options{})
+	plain.Exec(t, "SET GLOBAL local_infile = 0")
+	rpMysql(t, src, []byte("CREATE DATABASE bk;\nCREATE TABLE bk.t (id INT PRIMARY KEY, s VARCHAR(30), b VARBINARY(10), u VARCHAR(5) CHARACTER SET utf8mb4);\n"))
+	rpMysql(t, src, bkInserts(1, 300))
+	for _, dst := range []*testserver.Server{bulk, plain} {
+		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		rpCompare(t, src, dst, "the first inserts")
+	}
+	if n := stCount(t, bulk, "Com_load"); n < 1 {
+		t.Fatalf("the 300 inserts did not go as LOAD DATA (Com_load %d)", n)
+	}
+
+	// Behind binlogcdc's back: row 450 is there already.
+	for _, dst := range []*testserver.Server{bulk, plain} {
+		dst.Exec(t, "INSERT INTO bk.t VALUES (450, 'theirs', NULL, NULL)")
+	}
+	rpMysql(t, src, bkInserts(301, 300))
+	loads, rollbacks := stCount(t, bulk, "Com_load"), stCount(t, bulk, "Com_rollback_to_savepoint")
+	re := regexp.MustCompile("(?m)^.*conflict: insert of `bk`.`t` \\(`id`=450\\) at binlog\\.\\d+:\\d+ row 0 gtid 0-1-\\d+: duplicate key on the target: Duplicate entry '450' for key 'PRIMARY'.*$")
+	var msgs []string
+	for _, dst := range []*testserver.Server{bulk, plain} {
+		before := rpCheckpoint(t, dst)
+		_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		m := re.FindString(errOut)
+		if m == "" {
+			t.Fatalf("no conflict message naming the row:\n%s", errOut)
+		}
+		msgs = append(msgs, m)
+		if cp := rpCheckpoint(t, dst); cp != before {
+			t.Errorf("checkpoint moved from %q to %q after a conflict", before, cp)
+		}
+		if n := stVal(t, dst, "SELECT COUNT(*) FROM bk.t WHERE id > 300"); n != "1" {
+			t.Errorf("%s rows past 300 on the target after the conflict, want 1 (the target's own)", n)
+		}
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the conflict reads differently through LOAD DATA:\n%s\nthan through INSERT:\n%s", msgs[0], msgs[1])
+	}
+	if stCount(t, bulk, "Com_load") == loads || stCount(t, bulk, "Com_rollback_to_savepoint") == rollbacks {
+		t.Errorf("the batch with the duplicate did not go as LOAD DATA, undone")
+	}
+
+	// Fixed: both resume to the source's rows.
+	_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", plain.DSN()+"/")
+	if !strings.Contains(errOut, "local_infile") {
+		t.Errorf("no note that the target refuses LOAD DATA LOCAL:\n%s", errOut)
+	}
+	for _, dst := range []*testserver.Server{bulk, plain} {
+		dst.Exec(t, "DELETE FROM bk.t WHERE id = 450")
+		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		rpCompare(t, src, dst, "after the fix")
+	}
+	if n := stCount(t, plain, "Com_load"); n != 0 {
+		t.Errorf("%d LOAD DATA statements on a target with local_infile=0", n)
+	}
+}
+
+// TestReplayBulkKill9 kills replay with SIGKILL again and again while it
+// loads transactions of 1000 inserts with LOAD DATA: every restart
+// resumes at the checkpoint, and the target ends equal to the source.
+func TestReplayBulkKill9(t *testing.T) {
+	g := rpSeed(t)
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	rpMysql(t, src, []byte("CREATE DATABASE bk;\nCREATE TABLE bk.t (id INT PRIMARY KEY, s VARCHAR(30), b VARBINARY(10), u VARCHAR(5) CHARACTER SET utf8mb4);\n"))
+	for i := 0; i < 30; i++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "INSERT INTO bk.t VALUES ")
+		for j := 0; j < 1000; j++ {
+			id := i*1000 + j
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "(%d, 'row %d', X'%02x5c00', %s)", id, id, id%256, []string{"NULL", "'é'", "''"}[id%3])
+		}
+		src.Exec(t, b.String())
+	}
+	end := rpMasterPos(t, src)
+	args := []string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/"}
+	runs, kills := rpKillLoop(t, g, args, 8, 20, 300)
+	t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
+	if kills < 3 {
+		t.Errorf("only %d kills landed while replaying (want ≥ 3): make the workload bigger", kills)
+	}
+	rpCompare(t, src, dst, "read --to with kill -9")
+	if cp := rpCheckpoint(t, dst); cp != end {
+		t.Errorf("checkpoint %q, want %q", cp, end)
+	}
+	if n := stCount(t, dst, "Com_load"); n < 1 {
+		t.Errorf("no LOAD DATA on the target")
+	}
+}
