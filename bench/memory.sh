@@ -22,7 +22,7 @@ trap mdb_stop_all EXIT
 trap 'exit 130' INT TERM
 log() { echo "memory: $*" >&2; }
 mkdir -p "$BIN"
-[ -x "$BIN/binlogcdc" ] || go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
+go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
 echo "peak RSS (MiB; wall s and CPU s are as loaded as the machine: $(cut -d' ' -f1-3 /proc/loadavg))"

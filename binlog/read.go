@@ -42,7 +42,14 @@ func (s *FileSource) readEvent() (*Event, error) {
 		s.r.Discard(int(size))
 	} else {
 		if int64(cap(s.buf)) < size {
-			s.buf = make([]byte, size, size+size/4)
+			// Room to grow into, except for a large event (a big row):
+			// its slack would count against the heap for the rest of
+			// the run.
+			c := size + size/4
+			if size > 64<<20 {
+				c = size
+			}
+			s.buf = make([]byte, size, c)
 		}
 		raw = s.buf[:size]
 		if _, err := io.ReadFull(s.r, raw); err != nil {

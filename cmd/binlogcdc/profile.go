@@ -54,6 +54,10 @@ func startProfile(cpu, mem string) (stop func() error, err error) {
 			if err != nil {
 				return fmt.Errorf("--memprofile: %w", err)
 			}
+			// The profile is as of the last completed GC: without this
+			// one, what was allocated since (a large row's buffers, when
+			// no GC ran after them) is missing from it.
+			runtime.GC()
 			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil && first == nil {
 				first = fmt.Errorf("--memprofile: %w", err)
 			}

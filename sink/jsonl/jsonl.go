@@ -77,6 +77,7 @@ type Sink struct {
 	pending []byte    // the open transaction's lines
 	spill   *os.File  // where pending overflowed to, if it did
 	spilled int64
+	large   []byte    // writeLarge's scratch
 	synced  bool      // nothing was written since the last fsync
 	syncAt  time.Time // when FlushIdle last fsynced
 
@@ -111,6 +112,10 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			return err
 		}
 		s.pending = append(b, '\n')
+	} else if hasLarge(c.After) || hasLarge(c.Before) {
+		if err := s.writeLarge(c); err != nil { // large.go
+			return err
+		}
 	} else {
 		s.pending = s.enc.appendChange(s.pending, c)
 	}

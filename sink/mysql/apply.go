@@ -358,13 +358,25 @@ func (s *Sink) execError(o *op, err error) error {
 // 1153, or, when it notices while the client still writes, just closes
 // the connection ("connection reset by peer").
 func (s *Sink) packetError(size int, err error) error {
+	var big *packetTooLarge
+	if errors.As(err, &big) {
+		return fmt.Errorf("target: %w; %s", err, raisePacketHint(big.need))
+	}
 	var me *mysql.MyError
 	tooBig := errors.As(err, &me) && me.Code == mysql.ER_NET_PACKET_TOO_LARGE
 	if !tooBig && (me != nil || s.maxAllowedPacket <= 0 || size < s.maxAllowedPacket*9/10) {
 		return nil
 	}
-	return fmt.Errorf("target: the statement for this row needs about %d bytes, more than the target's max_allowed_packet (%d bytes), so the target refused it (%v); "+
-		"raise it on the target: SET GLOBAL max_allowed_packet = 1073741824 (and in its my.cnf), then run again: binlogcdc resumes at its checkpoint", size, s.maxAllowedPacket, err)
+	return fmt.Errorf("target: the statement for this row needs about %d bytes, more than the target's max_allowed_packet (%d bytes), so the target refused it (%v); %s",
+		size, s.maxAllowedPacket, err, raisePacketHint(size))
+}
+
+// raisePacketHint says what to set for a statement of need bytes.
+func raisePacketHint(need int) string {
+	if need >= 1<<30 {
+		return "no MySQL or MariaDB server accepts a statement over 1 GiB (max_allowed_packet's limit), so this row cannot be replayed"
+	}
+	return "raise it on the target: SET GLOBAL max_allowed_packet = 1073741824 (and in its my.cnf), then run again: binlogcdc resumes at its checkpoint"
 }
 
 // readMaxAllowedPacket returns the server's max_allowed_packet, or 0.

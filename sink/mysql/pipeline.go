@@ -157,6 +157,13 @@ loop:
 		default:
 			return nil, n + 1, nil // execOpsOneByOne deals with it
 		}
+		if argBytes(s.b.Args) >= largeStatement {
+			// Sent alone, from the values (large.go).
+			if len(s.pipeStmts) == 0 {
+				return nil, n + k, nil
+			}
+			break
+		}
 		st, err := s.stmts.get(s.conn, s.b.SQL)
 		if err != nil {
 			if len(s.pipeStmts) == 0 {
@@ -334,6 +341,14 @@ func appendPacket(b []byte, cmd byte, payload []byte) []byte {
 //	  2n       type, flag (+ an empty name with CLIENT_QUERY_ATTRIBUTES)
 //	  …        values
 func appendExecute(b []byte, st *client.Stmt, args []change.Value, queryAttrs bool) ([]byte, bool) {
+	return appendExecuteSplit(b, st, args, queryAttrs, nil)
+}
+
+// appendExecuteSplit is appendExecute; with large set, the values that
+// isLarge reports are not appended but listed there, each after its
+// length prefix (execStreamed sends them from where they lie), and the
+// packet header's length is left unset.
+func appendExecuteSplit(b []byte, st *client.Stmt, args []change.Value, queryAttrs bool, large *[]largePart) ([]byte, bool) {
 	n := st.ParamNum()
 	if len(args) != n {
 		return b, false
@@ -375,6 +390,11 @@ func appendExecute(b []byte, st *client.Stmt, args []change.Value, queryAttrs bo
 			b = b[:types] // all NULL: go-mysql sends no types
 		}
 		for _, v := range args {
+			if large != nil && isLarge(v) {
+				b = appendLenEnc(b, uint64(len(v.Bytes())))
+				*large = append(*large, largePart{at: len(b), data: v.Bytes()})
+				continue
+			}
 			b = appendParam(b, v)
 		}
 	}

@@ -26,6 +26,7 @@
 package mysqlsink
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,11 @@ type Sink struct {
 	bulkOK       bool       // the target allows LOAD DATA LOCAL
 	pipeStmts    []pipeStmt // the statements in pipe
 	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
+
+	// Large statements (large.go).
+	large     []largePart
+	largeHead []byte
+	largeW    *bufio.Writer
 
 	// Session state (session.go, versioned.go).
 	fkChecks  bool        // the session's foreign_key_checks
@@ -228,7 +234,12 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
 	o := op{c: *c}
-	if clone {
+	if size := rowSize(c.Before) + rowSize(c.After); clone && size >= pendingBytes {
+		// A large row is executed before Write returns (the flush
+		// below), while the decoder's values are still valid: no copy
+		// (large.go).
+		o.size = size
+	} else if clone {
 		var n1, n2 int
 		o.c.Before, n1 = cloneRow(c.Before)
 		o.c.After, n2 = cloneRow(c.After)

@@ -109,6 +109,9 @@ func (s *Sink) exec(b *sqltext.Builder) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if argBytes(b.Args) >= largeStatement && s.conn.Compression == mysql.MYSQL_COMPRESS_NONE {
+		return s.execStreamed(st, b.Args) // large.go
+	}
 	s.args = s.args[:0]
 	for _, v := range b.Args {
 		a, err := bindValue(v)
