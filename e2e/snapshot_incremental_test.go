@@ -3,7 +3,8 @@ package e2e
 // Incremental snapshots (stream --signal-table): while the stream runs
 // under a write workload, a request inserted into the signal table on
 // the source re-snapshots rp.later (not selected at first, filled before
-// the binlogs began) and rp.lost (whose rows the consumer lost), chunk by
+// the binlogs began), rp.lost (whose rows the consumer lost) and, read
+// whole, rp.nopk (no key) and rp.comp (a text key), chunk by
 // chunk; binlogcdc is killed with SIGKILL inside the incremental snapshot
 // and resumes it. After the workload stops and the stream catches up,
 // every selected table equals the source: on a --to target (ordered
@@ -27,7 +28,7 @@ import (
 const (
 	isLaterRows = 30000
 	isLostRows  = 5000
-	isSignal    = "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later, rp.lost')"
+	isSignal    = "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later, rp.types, rp.nopk, rp.comp, rp.lost')"
 )
 
 // isSource starts a source whose tables hold rows no binlog has: the rp

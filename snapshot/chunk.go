@@ -30,6 +30,14 @@ type ChunkReader struct {
 	conn    *client.Conn
 	cv      converter
 	keyConv converter
+	// schemas caches each table's schema with its SHOW CREATE TABLE,
+	// which each chunk reads again: a table changed since is loaded anew.
+	schemas map[[2]string]cachedSchema
+}
+
+type cachedSchema struct {
+	create string
+	ts     *tableSchema
 }
 
 // ChunkRequest says which chunk to read.
@@ -126,16 +134,16 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 	if _, err := c.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 		return nil, err
 	}
-	src := &Source{conn: c, mariadb: true}
-	if err := src.snapshotPos(); err != nil {
+	var pos Position
+	if err := snapshotPos(c, &pos); err != nil {
 		return nil, err
 	}
-	ts, err := loadSchema(c, req.DB, req.Table, true)
+	ts, err := r.schema(c, req.DB, req.Table)
 	if err != nil {
 		return nil, err
 	}
 	t := ts.table
-	ch := &Chunk{Table: t, Pos: src.Pos, Lo: req.After}
+	ch := &Chunk{Table: t, Pos: pos, Lo: req.After}
 	ch.Whole = !chunkable(ts)
 	if ch.Whole && req.After != nil {
 		return nil, fmt.Errorf("incremental snapshot: %s cannot be read in key ranges any more (its primary key changed)", qname)
@@ -218,19 +226,52 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 }
 
 // snapshotPos reads the open snapshot's position, GTID position and time
-// (MariaDB).
-func (s *Source) snapshotPos() error {
-	if err := s.readMariaDBPos(); err != nil {
-		return err
-	}
-	r, err := s.conn.Execute("SELECT UNIX_TIMESTAMP()")
+// (MariaDB), in one round trip.
+func snapshotPos(c *client.Conn, p *Position) error {
+	r, err := c.Execute(`SELECT f, o, BINLOG_GTID_POS(f, o), UNIX_TIMESTAMP() FROM (SELECT
+  MAX(IF(VARIABLE_NAME = 'BINLOG_SNAPSHOT_FILE', VARIABLE_VALUE, NULL)) AS f,
+  MAX(IF(VARIABLE_NAME = 'BINLOG_SNAPSHOT_POSITION', VARIABLE_VALUE, NULL)) AS o
+  FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN ('BINLOG_SNAPSHOT_FILE', 'BINLOG_SNAPSHOT_POSITION')) s`)
 	if err != nil {
 		return err
 	}
-	if sec, err := r.GetInt(0, 0); err == nil {
-		s.Pos.Time = time.Unix(sec, 0).UTC()
+	f, _ := r.GetString(0, 0)
+	off, _ := strconv.ParseUint(mustString(r.GetString(0, 1)), 10, 64)
+	p.File, p.Offset = baseName(f), off
+	p.GTID, _ = r.GetString(0, 2)
+	if sec, err := r.GetInt(0, 3); err == nil {
+		p.Time = time.Unix(sec, 0).UTC()
+	}
+	if p.File == "" || p.Offset < 4 {
+		return errors.New("the server gives no binlog_snapshot_file/binlog_snapshot_position: is log_bin on?")
 	}
 	return nil
+}
+
+func mustString(s string, _ error) string { return s }
+
+// schema returns the table's schema: the cached one while its SHOW CREATE
+// TABLE is the same, else loaded anew.
+func (r *ChunkReader) schema(c *client.Conn, db, name string) (*tableSchema, error) {
+	qname := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
+	res, err := c.Execute("SHOW CREATE TABLE " + qname)
+	if err != nil {
+		return nil, err
+	}
+	create, _ := res.GetString(0, 1)
+	k := [2]string{db, name}
+	if cs, ok := r.schemas[k]; ok && cs.create == create {
+		return cs.ts, nil
+	}
+	ts, err := loadSchema(c, db, name, true)
+	if err != nil {
+		return nil, err
+	}
+	if r.schemas == nil || len(r.schemas) > 64 {
+		r.schemas = map[[2]string]cachedSchema{}
+	}
+	r.schemas[k] = cachedSchema{create: create, ts: ts}
+	return ts, nil
 }
 
 // checkEngine refuses what a consistent snapshot cannot read exactly.
@@ -254,7 +295,9 @@ func checkEngine(c *client.Conn, db, name string) error {
 	if !strings.EqualFold(engine, "InnoDB") {
 		return &requestError{fmt.Sprintf("incremental snapshot: %s is not transactional (%s): a consistent snapshot cannot read it exactly", q, engine)}
 	}
-	return nil
+	// Values are read as stored, unconverted.
+	_, err = c.Execute("SET SESSION character_set_results = NULL")
+	return err
 }
 
 // requestError is a table an incremental snapshot cannot copy.
