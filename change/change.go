@@ -135,4 +135,7 @@ type TxEnd struct {
 	// Xid is the transaction's XID (from the XID event that committed
 	// it); 0 when a QUERY event (COMMIT, DDL) ended it.
 	Xid uint64
+	// Snapshot, set by a snapshot's batches, is its progress (JSON): a
+	// sink that keeps its own checkpoint (sink/mysql) saves it with it.
+	Snapshot []byte
 }

@@ -49,7 +49,11 @@ type Checkpoint struct {
 	// Incremental is the progress of incremental snapshots
 	// (snapshot.Incremental's state) as of File:Offset.
 	Incremental json.RawMessage `json:"incremental,omitempty"`
-	Saved       time.Time       `json:"saved"`
+	// Snapshot is the progress of a snapshot (snapshot.ResumeState) while it
+	// is not finished, or finished with parts read at positions the
+	// stream has not passed yet.
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	Saved    time.Time       `json:"saved"`
 }
 
 // Position returns the resume position.

@@ -29,13 +29,14 @@ type Saver struct {
 	// called when a transaction commits, so it is what the sink holds then.
 	State func() ([]byte, error)
 
-	mu      sync.Mutex
-	pending *Checkpoint
-	saved   time.Time
-	held    change.Position // what the file holds
-	gtids   MariaPos        // MariaDB: the GTID position after lastTx
-	lastTx  change.TxEnd
-	err     error
+	mu       sync.Mutex
+	snapshot []byte // saved with each checkpoint (SetSnapshot)
+	pending  *Checkpoint
+	saved    time.Time
+	held     change.Position // what the file holds
+	gtids    MariaPos        // MariaDB: the GTID position after lastTx
+	lastTx   change.TxEnd
+	err      error
 }
 
 // Resume starts from a checkpoint: its GTIDs are carried on. The file
@@ -75,7 +76,16 @@ func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
 		}
 		c.Incremental = st
 	}
+	c.Snapshot = s.snapshot
 	return c
+}
+
+// SetSnapshot sets the snapshot progress (snapshot.ResumeState as JSON) that
+// goes with every checkpoint from the next Commit or Start on; nil: none.
+func (s *Saver) SetSnapshot(state []byte) {
+	s.mu.Lock()
+	s.snapshot = state
+	s.mu.Unlock()
 }
 
 // Commit records that the transactions up to tx are durable in the sink,

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -20,8 +21,22 @@ type Options struct {
 	// Progress, when set, is called after each batch and table.
 	Progress func(Progress)
 	// BeforeTable, when set, is called with each table's schema before
-	// its first row (sinks that create tables).
-	BeforeTable func(t *tablemap.Table) error
+	// its first row (sinks that create tables). fresh: the table is
+	// copied from its start, and whatever the sink holds of it from an
+	// interrupted run must go (emptied); otherwise the copy continues
+	// after the rows the sink holds.
+	BeforeTable func(t *tablemap.Table, fresh bool) error
+	// State, when set, is the snapshot's progress: tables it holds in
+	// whole are skipped, tables it holds in part are continued after
+	// their last chunk (in this snapshot, at its position), and each
+	// finished chunk is recorded in it.
+	State *ResumeState
+	// Saved, when set with State, is called after each sink commit that
+	// finished a chunk (a batch of a table copied in key ranges, or the
+	// last batch of a table), with State up to date: the place to save it
+	// with the checkpoint. A sink that keeps its own checkpoint (sink/mysql)
+	// gets State as JSON in the TxEnd (change.TxEnd.Snapshot) instead.
+	Saved func(tx change.TxEnd) error
 }
 
 // Progress says how far a Copy is.
@@ -29,29 +44,41 @@ type Progress struct {
 	Table              string // the table being read (db.table)
 	TablesDone, Tables int
 	Rows               uint64 // rows copied so far
+	RowsBefore         uint64 // of those, rows an interrupted run copied
 	EstimatedRows      uint64 // the server's estimate of all rows (TABLE_ROWS)
 	Elapsed            time.Duration
 }
 
+// Rate is the rows per second of this run.
+func (p Progress) Rate() float64 {
+	return float64(p.Rows-p.RowsBefore) / max(p.Elapsed.Seconds(), 0.001)
+}
+
 // Left estimates the time left from the rate so far; 0 when unknown.
 func (p Progress) Left() time.Duration {
-	if p.Rows == 0 || p.EstimatedRows <= p.Rows {
+	if p.Rows <= p.RowsBefore || p.EstimatedRows <= p.Rows {
 		return 0
 	}
-	return time.Duration(float64(p.Elapsed) / float64(p.Rows) * float64(p.EstimatedRows-p.Rows))
+	return time.Duration(float64(p.Elapsed) / float64(p.Rows-p.RowsBefore) * float64(p.EstimatedRows-p.Rows))
 }
 
 // Stats are what a Copy did.
 type Stats struct {
 	Tables int
-	Rows   uint64
+	Rows   uint64 // in this run
 }
 
 // Copy reads each table inside the snapshot and writes its rows to out as
 // change.Snapshot changes (After only) at the snapshot's position, in
 // primary-key order, Batch rows per sink transaction. Rows stream from
-// the server one at a time, so memory stays bounded whatever the size of
-// the table.
+// the server one at a time (one SELECT per table), so memory stays
+// bounded whatever the size of the table.
+//
+// With a State, the last key of each committed batch is a chunk
+// boundary: a table whose key order binlogcdc reproduces exactly (see
+// orderedKey) is recorded batch by batch, and a resumed run continues it
+// with WHERE key > the last boundary; any other table is recorded when it
+// is copied whole.
 func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, opts Options) (Stats, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = 1000
@@ -59,7 +86,12 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 	stop := context.AfterFunc(ctx, func() { s.conn.Close() })
 	defer stop()
 	var st Stats
+	state := opts.State
 	p := Progress{Tables: len(tables)}
+	if state != nil {
+		p.RowsBefore = state.Rows
+	}
+	rows := p.RowsBefore
 	for _, t := range tables {
 		p.EstimatedRows += t.Rows
 	}
@@ -67,47 +99,129 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 	report := func() {
 		if opts.Progress != nil {
 			p.Elapsed = time.Since(start)
-			p.Rows = st.Rows
+			p.Rows = rows
 			opts.Progress(p)
 		}
 	}
 	// A sink that keeps a checkpoint (sink/mysql) keeps the GTID position
-	// with it: the resume check finds the position's history by it.
-	tx := change.TxEnd{Next: change.Position{File: s.Pos.File, Offset: s.Pos.Offset}, Time: s.Pos.Time, GTID: s.Pos.GTID}
+	// with it: the resume check finds the position's history by it. The
+	// checkpoint is where the stream will start: the first snapshot's
+	// position, when this one resumes an interrupted one.
+	here := s.Pos.Pos()
+	tx := change.TxEnd{Next: here, Time: s.Pos.Time, GTID: s.Pos.GTID}
+	if state != nil {
+		tx.Next, tx.GTID = state.Start, state.StartGTID
+	}
+	if state != nil {
+		// Every table is covered from the start: before its chunks are
+		// read, the consumer holds none of its rows (their changes come
+		// with them).
+		for _, ti := range tables {
+			if state.Coverage.Table(ti.DB, ti.Name) == nil {
+				state.Coverage.SetTable(ti.DB, ti.Name, nil)
+			}
+		}
+	}
+	var kill killHook
+	kill.init()
+	// saved records progress after a committed chunk.
+	commit := func(chunk bool) error {
+		t := tx
+		if state != nil && chunk {
+			state.Rows = rows
+			data, err := state.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			t.Snapshot = data
+		}
+		if err := out.Commit(ctx, t); err != nil {
+			return err
+		}
+		if state != nil && chunk && opts.Saved != nil {
+			if err := opts.Saved(t); err != nil {
+				return err
+			}
+			kill.saved()
+		}
+		return nil
+	}
 	var cv converter
 	for _, ti := range tables {
+		name := tableKey(ti.DB, ti.Name)
+		var tc *pipeline.TableCoverage
+		if state != nil {
+			tc = state.Coverage.Table(ti.DB, ti.Name)
+			if tc != nil && tc.Complete() {
+				st.Tables++
+				p.TablesDone++
+				continue
+			}
+		}
 		ts, err := loadSchema(s.conn, ti.DB, ti.Name, s.mariadb)
 		if err != nil {
 			return st, s.err(ctx, "schema", err)
 		}
+		keyed := orderedKey(ts)
+		var after []change.Value // continue after this key
+		if tc != nil && len(tc.Chunks) > 0 {
+			// Held in part (a table held whole with its chunk is complete).
+			if tc.Key == nil || !keyed || state.Schemas[name] != fingerprint(ts.table) {
+				return st, fmt.Errorf("snapshot: %s.%s: its schema changed since its first part was copied; take the snapshot again", ti.DB, ti.Name)
+			}
+			after = tc.Last().Hi
+		} else if state != nil {
+			var key []string
+			if keyed {
+				key = ts.table.PKNames
+			}
+			tc = state.Coverage.SetTable(ti.DB, ti.Name, key)
+			state.Schemas[name] = fingerprint(ts.table)
+		}
 		if opts.BeforeTable != nil {
-			if err := opts.BeforeTable(ts.table); err != nil {
+			if err := opts.BeforeTable(ts.table, after == nil); err != nil {
 				return st, err
 			}
 		}
 		p.Table = ti.DB + "." + ti.Name
 		report()
-		q := selectSQL(ts)
-		inBatch := 0
+		q, err := selectSQL(ts, after)
+		if err != nil {
+			return st, fmt.Errorf("snapshot: %s: %w", p.Table, err)
+		}
+		inBatch, tableRows := 0, 0
+		lo := after
+		var last []change.Value
 		var result mysql.Result
 		// The snapshot is consistent as a whole, not table by table: a
 		// target checks no foreign keys while it loads it (as a dump does).
-		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: tx.Next, GTID: s.Pos.GTID,
+		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: here, GTID: s.Pos.GTID,
 			Flags: change.RowsNoForeignKeyChecks}
 		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
 			r, err := cv.convert(ts, row)
 			if err != nil {
-				return fmt.Errorf("%s row %d: %w", p.Table, st.Rows, err)
+				return fmt.Errorf("%s row %d: %w", p.Table, rows, err)
 			}
-			c.After, c.RowIndex = r, int(st.Rows)
+			c.After, c.RowIndex = r, int(rows)
 			if err := out.Write(ctx, &c); err != nil {
 				return err
 			}
+			rows++
 			st.Rows++
 			inBatch++
+			tableRows++
+			kill.row(name, tableRows, inBatch, opts.Batch)
 			if inBatch >= opts.Batch {
 				inBatch = 0
-				if err := out.Commit(ctx, tx); err != nil {
+				chunk := state != nil && tc.Key != nil
+				if chunk {
+					last = keyOf(ts.table, r)
+					if err := state.Coverage.AddChunk(ti.DB, ti.Name, pipeline.Chunk{Lo: lo, Hi: last, Pos: here}); err != nil {
+						return err
+					}
+					lo = last
+				}
+				if err := commit(chunk); err != nil {
 					return err
 				}
 				report()
@@ -117,8 +231,19 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		if err != nil {
 			return st, s.err(ctx, "reading "+p.Table, err)
 		}
-		if inBatch > 0 {
-			if err := out.Commit(ctx, tx); err != nil {
+		if state != nil {
+			// The table is held whole: its last chunk has no upper bound.
+			if tc.Key != nil {
+				err = state.Coverage.AddChunk(ti.DB, ti.Name, pipeline.Chunk{Lo: lo, Pos: here})
+			} else {
+				err = state.Coverage.AddChunk(ti.DB, ti.Name, pipeline.Chunk{Pos: here})
+			}
+			if err != nil {
+				return st, err
+			}
+		}
+		if inBatch > 0 || state != nil {
+			if err := commit(state != nil); err != nil {
 				return st, err
 			}
 		}
@@ -131,7 +256,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 
 // selectSQL reads every column of the table in its exact form, in
 // primary-key order when that costs no sort.
-func selectSQL(ts *tableSchema) string {
+func selectSQL(ts *tableSchema, after []change.Value) (string, error) {
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	for i, c := range ts.cols {
@@ -150,6 +275,13 @@ func selectSQL(ts *tableSchema) string {
 	for _, p := range t.PrimaryKeyPrefix {
 		prefix = prefix || p > 0
 	}
+	if after != nil {
+		w, err := keyWhere(t, after)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(" WHERE " + w)
+	}
 	if len(t.PrimaryKey) > 0 && !prefix {
 		b.WriteString(" ORDER BY ")
 		for i, k := range t.PrimaryKey {
@@ -159,7 +291,7 @@ func selectSQL(ts *tableSchema) string {
 			b.WriteString(tablemap.QuoteIdent(t.Columns[k].Name))
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // AsInserts wraps a sink that applies changes (sink/mysql): snapshot rows

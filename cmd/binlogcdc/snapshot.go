@@ -8,12 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -105,11 +108,21 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	if o.Checkpoint != "" {
-		if _, err := os.Stat(o.Checkpoint); err == nil {
-			return usageError{msg: "--checkpoint " + o.Checkpoint + " exists: a snapshot starts a stream anew", hint: "resume it with 'binlogcdc stream --checkpoint " + o.Checkpoint + "', or move it away"}
+		// An unfinished snapshot's checkpoint: the same command finishes it.
+		if cp, err := checkpoint.Load(o.Checkpoint); err != nil {
+			return err
+		} else if cp != nil && !unfinishedSnapshot(cp) {
+			return usageError{msg: "--checkpoint " + o.Checkpoint + " exists and holds no unfinished snapshot: a snapshot starts a stream anew", hint: "resume it with 'binlogcdc stream --checkpoint " + o.Checkpoint + "', or move it away"}
 		}
 	}
 	return runStream(ctx, o, stdout, stderr, sig)
+}
+
+// unfinishedSnapshot reports whether cp holds the progress of a snapshot
+// that did not finish copying.
+func unfinishedSnapshot(cp *checkpoint.Checkpoint) bool {
+	var st snapshot.ResumeState
+	return cp.Snapshot != nil && st.UnmarshalJSON(cp.Snapshot) == nil && !st.Done
 }
 
 // checkSnapshotArgs checks --snapshot against the other flags.
@@ -133,35 +146,42 @@ func (o *StreamOptions) checkSnapshotArgs() error {
 type streamSnapshot struct {
 	src    *snapshot.Source
 	tables []snapshot.TableInfo
-	redo   bool   // a target's earlier snapshot did not finish
-	mark   string // CHECKPOINT.snapshot, while -o gets the snapshot
+	redo   bool   // a target's earlier snapshot did not finish: empty its tables
+	mark   string // CHECKPOINT.snapshot, an older version's mark on -o
+	// state is the snapshot's progress, kept with the checkpoint (nil
+	// when there is none to keep it with); resumed: it continues an
+	// interrupted one, whose checkpoint the stream resumed from.
+	state   *snapshot.ResumeState
+	resumed bool
+	// cutTo, when >= 0, is the size -o had before an interrupted
+	// snapshot that is taken again as a whole.
+	cutTo int64
 }
 
 // snapshotTargetResume returns the target's checkpoint unless a snapshot
-// into it did not finish: then there is none, and the snapshot is taken
-// again (its tables emptied).
-func (o *StreamOptions) snapshotTargetResume(rp *replayRun, cp *checkpoint.Checkpoint, logf func(string, ...any)) (*checkpoint.Checkpoint, bool, error) {
-	if !o.Snapshot.On || rp == nil || rp.target == nil {
-		return cp, false, nil
+// into it did not finish and saved no progress: then there is none, and
+// the snapshot is taken again (its tables emptied). state is the
+// progress a snapshot into it saved, if any.
+func (o *StreamOptions) snapshotTargetResume(rp *replayRun, cp *checkpoint.Checkpoint, logf func(string, ...any)) (_ *checkpoint.Checkpoint, redo bool, state []byte, err error) {
+	if rp == nil || rp.target == nil {
+		return cp, false, nil, nil
 	}
-	unfinished, err := rp.target.SnapshotUnfinished()
+	unfinished, state, err := rp.target.SnapshotUnfinished()
 	if err != nil || !unfinished {
-		return cp, false, err
+		return cp, false, nil, err
 	}
-	logf("the last snapshot into the target (replica %q) did not finish: taking it again", o.Replay.ReplicaName)
-	return nil, true, nil
+	if state != nil && cp != nil {
+		return cp, false, state, nil
+	}
+	if !o.Snapshot.On {
+		return cp, false, nil, fmt.Errorf("the last snapshot into the target (replica %q) did not finish: finish it with --snapshot (the same command as before)", o.Replay.ReplicaName)
+	}
+	logf("the last snapshot into the target (replica %q) did not finish, and saved no progress: taking it again", o.Replay.ReplicaName)
+	return nil, true, nil, nil
 }
 
-// beginSnapshot opens the consistent snapshot and lists its tables.
-func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, rp *replayRun, redo bool, logf func(string, ...any)) (*streamSnapshot, error) {
-	var mark string
-	if o.Output != "" && o.Checkpoint != "" {
-		// No checkpoint yet: -o may end in an unfinished snapshot.
-		var err error
-		if mark, err = markOutput(o.Output, o.Checkpoint, logf); err != nil {
-			return nil, err
-		}
-	}
+// openSnapshot starts a consistent snapshot and lists its tables.
+func (o *StreamOptions) openSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, logf func(string, ...any)) (*streamSnapshot, error) {
 	conn, err := binlog.Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -185,21 +205,115 @@ func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig
 		gt = " (GTID position " + p.GTID + ")"
 	}
 	logf("snapshot of %d tables consistent with %s:%d%s", len(tables), p.File, p.Offset, gt)
+	return &streamSnapshot{src: src, tables: tables, cutTo: -1}, nil
+}
+
+// keepsState reports whether the snapshot's progress has somewhere to be
+// kept: the checkpoint file, or the target.
+func (o *StreamOptions) keepsState(rp *replayRun) bool {
+	return o.Checkpoint != "" || (rp != nil && rp.target != nil)
+}
+
+// beginSnapshot opens the consistent snapshot and lists its tables.
+func (o *StreamOptions) beginSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, rp *replayRun, redo bool, logf func(string, ...any)) (*streamSnapshot, error) {
+	var mark string
+	if o.Output != "" && o.Checkpoint != "" {
+		// An older version's mark: -o may end in an unfinished snapshot.
+		var err error
+		if mark, err = cutMarkedOutput(o.Output, o.Checkpoint, logf); err != nil {
+			return nil, err
+		}
+	}
+	snap, err := o.openSnapshot(ctx, cfg, flavor, filter, logf)
+	if err != nil {
+		return nil, err
+	}
+	snap.redo, snap.mark = redo, mark
+	if o.keepsState(rp) {
+		var size int64
+		if st, err := os.Stat(o.Output); o.Output != "" && err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		snap.state = snapshot.NewResumeState(snap.src.Pos, size)
+	}
 	if rp != nil && rp.target != nil {
 		if !redo { // nothing written yet: every table must be missing or empty
-			for _, t := range tables {
+			for _, t := range snap.tables {
 				if err := rp.target.CheckSnapshotTable(t.DB, t.Name); err != nil {
-					src.Close()
+					snap.src.Close()
 					return nil, err
 				}
 			}
 		}
-		if err := rp.target.BeginSnapshot(p.Pos()); err != nil {
-			src.Close()
+		if err := rp.target.BeginSnapshot(snap.src.Pos.Pos()); err != nil {
+			snap.src.Close()
 			return nil, err
 		}
 	}
-	return &streamSnapshot{src: src, tables: tables, redo: redo, mark: mark}, nil
+	return snap, nil
+}
+
+// resumeSnapshot looks at the snapshot progress kept with the checkpoint
+// the stream resumes from (at start). An unfinished snapshot is continued
+// in a new consistent snapshot (snap), or taken again as a whole when
+// that cannot be right (a DDL or a schema change since it began); a
+// finished one whose window the stream has not passed yet is returned as
+// done, to reconcile the stream with.
+func (o *StreamOptions) resumeSnapshot(ctx context.Context, cfg binlog.LiveConfig, flavor string, filter *pipeline.Filter, rp *replayRun, raw []byte, where string, start change.Position, logf func(string, ...any)) (snap *streamSnapshot, done *snapshot.ResumeState, err error) {
+	if raw == nil {
+		return nil, nil, nil
+	}
+	var state snapshot.ResumeState
+	if err := state.UnmarshalJSON(raw); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w; move it away to start over", where, err)
+	}
+	if state.Done {
+		if state.Coverage.Forget(start) {
+			if rp != nil && rp.target != nil {
+				return nil, nil, rp.target.DropSnapshotMark()
+			}
+			return nil, nil, nil
+		}
+		logf("the snapshot's parts were read up to %s: changes before it are reconciled with what it holds", windowEnd(&state))
+		return nil, &state, nil
+	}
+	if !o.Snapshot.On {
+		return nil, nil, fmt.Errorf("%s holds an unfinished snapshot (%d rows copied): finish it with --snapshot (the same command as before), or move it away", where, state.Rows)
+	}
+	if snap, err = o.openSnapshot(ctx, cfg, flavor, filter, logf); err != nil {
+		return nil, nil, err
+	}
+	why, err := snap.src.CheckResume(ctx, cfg, &state, snap.tables, filter)
+	if err != nil {
+		snap.src.Close()
+		return nil, nil, err
+	}
+	if why != "" {
+		logf("the interrupted snapshot cannot be continued (%s): taking it again as a whole", why)
+		snap.state = snapshot.NewResumeState(snap.src.Pos, state.OutputSize)
+		snap.redo, snap.cutTo = true, state.OutputSize
+		if rp != nil && rp.target != nil {
+			if err := rp.target.BeginSnapshot(snap.src.Pos.Pos()); err != nil {
+				snap.src.Close()
+				return nil, nil, err
+			}
+		}
+		return snap, nil, nil
+	}
+	logf("continuing the interrupted snapshot (%d rows copied, consistent with %s:%d) in this one; the stream starts at %s:%d and reconciles",
+		state.Rows, state.Start.File, state.Start.Offset, state.Start.File, state.Start.Offset)
+	snap.state, snap.resumed = &state, true
+	return snap, nil, nil
+}
+
+func windowEnd(s *snapshot.ResumeState) string {
+	var m change.Position
+	for _, tc := range s.Coverage.Tables() {
+		if p := tc.MaxPos(); m.Before(p) {
+			m = p
+		}
+	}
+	return fmt.Sprintf("%s:%d", m.File, m.Offset)
 }
 
 // outputMark is CHECKPOINT.snapshot: while a snapshot is written to -o
@@ -211,53 +325,32 @@ type outputMark struct {
 	Size   int64  `json:"size"`
 }
 
-// markOutput cuts -o back after an unfinished snapshot, then marks the
-// one about to start. It returns the mark's path.
-func markOutput(output, cp string, logf func(string, ...any)) (string, error) {
+// cutMarkedOutput cuts -o back after an unfinished snapshot of an older
+// version, which marked it in CHECKPOINT.snapshot (this one keeps its
+// progress in the checkpoint). It returns the mark's path, "" for none.
+func cutMarkedOutput(output, cp string, logf func(string, ...any)) (string, error) {
 	mark := cp + ".snapshot"
 	abs, err := filepath.Abs(output)
 	if err != nil {
 		return "", err
 	}
-	if data, err := os.ReadFile(mark); err == nil {
-		var m outputMark
-		if err := json.Unmarshal(data, &m); err != nil || m.Output != abs {
-			return "", fmt.Errorf("--snapshot: %s is not the mark of a snapshot into -o %s; move it away", mark, output)
-		}
-		if st, err := os.Stat(output); err == nil && st.Size() > m.Size {
-			if err := os.Truncate(output, m.Size); err != nil {
-				return "", &checkpoint.WriteError{What: "-o " + output, Err: err}
-			}
-		}
-		logf("the last snapshot into %s did not finish (%s): cut it back to %d bytes, taking the snapshot again", output, mark, m.Size)
-	} else if !errors.Is(err, os.ErrNotExist) {
+	data, err := os.ReadFile(mark)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
 		return "", err
 	}
-	var size int64
-	if st, err := os.Stat(output); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+	var m outputMark
+	if err := json.Unmarshal(data, &m); err != nil || m.Output != abs {
+		return "", fmt.Errorf("--snapshot: %s is not the mark of a snapshot into -o %s; move it away", mark, output)
 	}
-	data, _ := json.Marshal(outputMark{Output: abs, Size: size})
-	if err := writeSynced(mark, data); err != nil {
-		return "", &checkpoint.WriteError{What: "the snapshot mark " + mark, Err: err}
+	if st, err := os.Stat(output); err == nil && st.Size() > m.Size {
+		if err := os.Truncate(output, m.Size); err != nil {
+			return "", &checkpoint.WriteError{What: "-o " + output, Err: err}
+		}
 	}
+	logf("the last snapshot into %s did not finish (%s): cut it back to %d bytes, taking the snapshot again", output, mark, m.Size)
 	return mark, nil
-}
-
-func writeSynced(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // saved is called once the checkpoint at the snapshot's position is
@@ -272,14 +365,44 @@ func (s *streamSnapshot) saved() error {
 	return nil
 }
 
-// copy writes the snapshot's rows to sk; then the target (if any) holds
-// the snapshot's position as its checkpoint.
-func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, o *StreamOptions, stderr io.Writer) error {
+// copy writes the snapshot's rows to sk, saving its progress with the
+// checkpoint (the file's, by saver; the target's, with each commit) from
+// the start. It returns the finished snapshot's coverage when the stream
+// must reconcile changes with it (parts read at different positions),
+// else nil; the target's checkpoint is then the stream's start.
+func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, o *StreamOptions, saver *checkpoint.Saver, startGTID func(change.Position) (string, error), stderr io.Writer) (*pipeline.Coverage, error) {
 	defer s.src.Close()
-	opts := snapshot.Options{Batch: o.Snapshot.Batch}
+	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state}
 	if rp != nil && rp.target != nil {
 		sk = snapshot.AsInserts(sk)
-		opts.BeforeTable = func(t *tablemap.Table) error { return rp.target.PrepareSnapshotTable(t, s.redo) }
+		opts.BeforeTable = func(t *tablemap.Table, fresh bool) error {
+			return rp.target.PrepareSnapshotTable(t, fresh && (s.redo || s.resumed), !fresh)
+		}
+	}
+	if s.state != nil {
+		data, err := s.state.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		saver.SetSnapshot(data)
+		if s.resumed {
+			saver.Resume(&checkpoint.Checkpoint{File: s.state.Start.File, Offset: s.state.Start.Offset, GTIDSet: s.state.StartGTID}, s.state.Start)
+		} else {
+			gtid, err := startGTID(s.state.Start)
+			if err != nil {
+				return nil, err
+			}
+			if err := saver.Start(s.state.Start, gtid); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.saved(); err != nil {
+			return nil, err
+		}
+		opts.Saved = func(tx change.TxEnd) error {
+			saver.SetSnapshot(tx.Snapshot)
+			return saver.Commit(change.TxEnd{Next: tx.Next, Time: tx.Time})
+		}
 	}
 	if o.Progress || isTerminal(stderr) {
 		var mu sync.Mutex
@@ -296,23 +419,84 @@ func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, 
 				left = l.Round(time.Second).String()
 			}
 			fmt.Fprintf(stderr, "binlogcdc: snapshot: %d of %d tables, %d rows (~%d in all), %.0f rows/s, ~%s left; reading %s\n",
-				p.TablesDone, p.Tables, p.Rows, p.EstimatedRows, float64(p.Rows)/max(p.Elapsed.Seconds(), 0.001), left, p.Table)
+				p.TablesDone, p.Tables, p.Rows, p.EstimatedRows, p.Rate(), left, p.Table)
 		}
 	}
 	start := time.Now()
 	st, err := s.src.Copy(ctx, sk, s.tables, opts)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var cov *pipeline.Coverage
+	var done []byte
+	if s.state != nil {
+		s.state.Done = true
+		if !s.state.Coverage.Forget(s.state.Start) {
+			cov = s.state.Coverage
+			if done, err = s.state.MarshalJSON(); err != nil {
+				return nil, err
+			}
+		}
+		saver.SetSnapshot(done)
+		if err := saver.Commit(change.TxEnd{Next: s.state.Start, Time: s.src.Pos.Time}); err != nil {
+			return nil, err
+		}
 	}
 	if rp != nil && rp.target != nil {
-		if err := rp.target.EndSnapshot(); err != nil {
-			return err
+		if err := rp.target.EndSnapshot(done); err != nil {
+			return nil, err
 		}
 	}
 	d := time.Since(start)
 	fmt.Fprintf(stderr, "binlogcdc: snapshot: %d rows of %d tables in %v (%.0f rows/s), consistent with %s:%d\n",
 		st.Rows, st.Tables, d.Round(time.Millisecond), float64(st.Rows)/max(d.Seconds(), 0.001), s.src.Pos.File, s.src.Pos.Offset)
-	return nil
+	if cov != nil {
+		fmt.Fprintf(stderr, "binlogcdc: snapshot: parts were read at later positions (up to %s) after an interruption: the stream starts at %s:%d and reconciles each change with them until it passes there\n",
+			windowEnd(s.state), s.state.Start.File, s.state.Start.Offset)
+	}
+	return cov, nil
+}
+
+// snapshotStateOf returns the snapshot progress kept with the checkpoint
+// the stream resumes from, and where it is kept.
+func snapshotStateOf(targetCP *checkpoint.Checkpoint, targetState []byte, targetWhere string, cp *checkpoint.Checkpoint, path string) ([]byte, string) {
+	switch {
+	case targetCP != nil:
+		return targetState, targetWhere
+	case cp != nil:
+		return cp.Snapshot, path
+	}
+	return nil, ""
+}
+
+// coverageOnCommit saves the finished snapshot's progress with each
+// checkpoint until the stream passed its window (the pipeline forgets
+// the tables it passed before OnCommit).
+func coverageOnCommit(cov *pipeline.Coverage, saver *checkpoint.Saver) func(change.TxEnd) error {
+	if cov == nil {
+		return saver.Commit
+	}
+	// Tests: BINLOGCDC_TEST_SNAPSHOT_KILL=window:N kills the process (as
+	// kill -9) after the N-th transaction inside the window.
+	kill, _ := strconv.Atoi(strings.TrimPrefix(os.Getenv("BINLOGCDC_TEST_SNAPSHOT_KILL"), "window:"))
+	if !strings.HasPrefix(os.Getenv("BINLOGCDC_TEST_SNAPSHOT_KILL"), "window:") {
+		kill = 0
+	}
+	n := 0
+	return func(tx change.TxEnd) error {
+		if cov != nil && cov.Empty() {
+			saver.SetSnapshot(nil)
+			cov = nil
+		}
+		err := saver.Commit(tx)
+		if n++; cov != nil && kill > 0 && n >= kill {
+			if p, perr := os.FindProcess(os.Getpid()); perr == nil {
+				p.Kill()
+				select {}
+			}
+		}
+		return err
+	}
 }
 
 // finishSnapshot ends the snapshot command: the rows are durable and the
@@ -328,6 +512,9 @@ func finishSnapshot(ctx context.Context, snap *streamSnapshot, sk sink.Sink, sav
 		return err
 	}
 	p := snap.src.Pos
+	if snap.state != nil { // where the stream continues (the first part's position)
+		p.File, p.Offset, p.GTID = snap.state.Start.File, snap.state.Start.Offset, snap.state.StartGTID
+	}
 	fmt.Fprintf(stderr, "binlogcdc: snapshot position %s:%d", p.File, p.Offset)
 	if p.GTID != "" {
 		fmt.Fprintf(stderr, ", GTID position %s", p.GTID)

@@ -273,7 +273,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	var start change.Position
 	gtid := ""
 	targetCP, targetWhere := rp.streamResume()
-	targetCP, redoSnapshot, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
+	targetCP, redoSnapshot, targetState, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
 	if err != nil {
 		return err
 	}
@@ -317,6 +317,31 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 	}
 
+	// snapshot.go: the progress of a snapshot kept with the checkpoint:
+	// an unfinished one is continued (or taken again), a finished one's
+	// window reconciled.
+	var cov *pipeline.Coverage
+	if state, where := snapshotStateOf(targetCP, targetState, targetWhere, resumed, o.Checkpoint); state != nil {
+		rs, done, err := o.resumeSnapshot(ctx, cfg, info.Flavor, filter, rp, state, where, start, logf)
+		if err != nil {
+			return err
+		}
+		if done != nil {
+			cov = done.Coverage
+		}
+		if rs != nil {
+			snap = rs
+			if rs.cutTo >= 0 { // taken again from its start
+				start = rs.src.Pos.Pos()
+				if resumed != nil {
+					cut := *resumed
+					cut.OutputSize = rs.cutTo
+					resumed = &cut
+				}
+			}
+		}
+	}
+
 	var out io.Writer = stdout
 	if o.Output != "" {
 		outFile, err := checkpoint.OpenOutput(o.Output, resumed, logf)
@@ -345,21 +370,41 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if ks != nil { // kafka.go: checkpoint only what the brokers acknowledged
 		saver.BeforeSave = func() error { return ks.Flush(ctx) }
 	}
-	if snap != nil { // snapshot.go
-		if err := snap.copy(ctx, sk, rp, &o, stderr); err != nil {
-			return err
-		}
-	}
-	if resumed != nil {
-		saver.Resume(resumed, start)
-	} else {
+	gtidAt := func(start change.Position) (string, error) {
 		pos := gtid // --start-gtid, or the GTID position at the start position
 		if start.File != "" && o.Checkpoint != "" {
 			if state, ok, err := hist.GTIDPosAt(ctx, start.File, start.Offset); err != nil {
-				return err
+				return "", err
 			} else if ok {
 				pos = state
 			}
+		}
+		return pos, nil
+	}
+	switch {
+	case snap != nil && snap.state != nil: // snapshot.go: it saves its progress from the start
+		if cov, err = snap.copy(ctx, sk, rp, &o, saver, gtidAt, stderr); err != nil {
+			return err
+		}
+	case resumed != nil:
+		if cov != nil {
+			saver.SetSnapshot(resumed.Snapshot)
+		}
+		saver.Resume(resumed, start)
+		if snap != nil {
+			if _, err := snap.copy(ctx, sk, rp, &o, saver, gtidAt, stderr); err != nil {
+				return err
+			}
+		}
+	default:
+		if snap != nil {
+			if _, err := snap.copy(ctx, sk, rp, &o, saver, gtidAt, stderr); err != nil {
+				return err
+			}
+		}
+		pos, err := gtidAt(start)
+		if err != nil {
+			return err
 		}
 		if err := saver.Start(start, pos); err != nil {
 			return err
@@ -374,7 +419,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 	watchKafka(mx, ks) // metrics.go
 	// replay.go, metrics.go
-	onCommit := metricsOnCommit(mx, rp.onCommit(saver.Commit), saver, rp.targetSink())
+	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit
 	// incremental.go: --signal-table
 	if sk, err = wrapIncremental(inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
 		return err
@@ -385,7 +430,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
-			OnCommit: onCommit},
+			OnCommit: onCommit, Coverage: cov},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -107,6 +107,7 @@ type group struct {
 	txs, rows int
 	start     time.Time
 	end       *change.TxEnd // the last source transaction committed into it
+	snapshot  []byte        // the last snapshot progress committed into it (TxEnd.Snapshot)
 	stats     Stats
 	state     []byte // incremental snapshot progress to save with it (nil: unchanged)
 }
@@ -282,6 +283,9 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 	if s.nextState != nil {
 		s.group.state, s.nextState = s.nextState, nil
 	}
+	if tx.Snapshot != nil {
+		s.group.snapshot = tx.Snapshot
+	}
 	s.stats.Transactions++
 	if s.ddlPendingCommit {
 		// The DDL ran: record it as done, on its own.
@@ -319,6 +323,11 @@ func (s *Sink) commitGroup(ddl change.Position) error {
 		if s.group.state != nil {
 			if err := s.saveState(s.group.state); err != nil {
 				return s.fail(fmt.Errorf("target: saving the incremental snapshot's progress: %w", err))
+			}
+		}
+		if s.group.snapshot != nil {
+			if err := s.execPrepared("UPDATE "+snapshotTable+" SET state = ? WHERE replica = ?", s.group.snapshot, s.opts.Replica); err != nil {
+				return s.fail(fmt.Errorf("target: saving the snapshot's progress: %w", err))
 			}
 		}
 	}

@@ -36,37 +36,49 @@ func (s *Sink) ddlSession() error {
 }
 
 // SnapshotUnfinished reports whether a snapshot into this replica began
-// and did not finish.
-func (s *Sink) SnapshotUnfinished() (bool, error) {
+// and did not finish, and its progress (snapshot.ResumeState as JSON) when it
+// saved any: then it is continued, or (done) the stream reconciles the
+// window it left; without progress it is taken again.
+func (s *Sink) SnapshotUnfinished() (unfinished bool, state []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := s.conn.Execute("SELECT COUNT(*) FROM "+snapshotTable+" WHERE replica = ?", s.opts.Replica)
-	if err != nil {
-		if c := myErrorCode(err); c == mysql.ER_NO_SUCH_TABLE {
-			return false, nil
-		}
-		return false, fmt.Errorf("target: reading %s: %w", snapshotTable, err)
+	r, err := s.conn.Execute("SELECT state FROM "+snapshotTable+" WHERE replica = ?", s.opts.Replica)
+	if c := myErrorCode(err); c == mysql.ER_NO_SUCH_TABLE {
+		return false, nil, nil
+	} else if c == mysql.ER_BAD_FIELD_ERROR {
+		// A mark from before progress was saved.
+		r, err = s.conn.Execute("SELECT NULL FROM "+snapshotTable+" WHERE replica = ?", s.opts.Replica)
 	}
-	n, _ := r.GetInt(0, 0)
-	return n > 0, nil
+	if err != nil {
+		return false, nil, fmt.Errorf("target: reading %s: %w", snapshotTable, err)
+	}
+	if len(r.Values) == 0 {
+		return false, nil, nil
+	}
+	b, _ := r.GetString(0, 0)
+	if b != "" {
+		state = []byte(b)
+	}
+	return true, state, nil
 }
 
 // BeginSnapshot marks a snapshot at pos as under way (committed at once).
 func (s *Sink) BeginSnapshot(pos change.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, q := range []string{
-		"CREATE TABLE IF NOT EXISTS " + snapshotTable + ` (
+	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + snapshotTable + ` (
   replica VARCHAR(191) NOT NULL,
   file VARCHAR(255) NOT NULL,
   pos BIGINT UNSIGNED NOT NULL,
   started DATETIME(6) NOT NULL,
+  state LONGBLOB NULL,
   PRIMARY KEY (replica)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: a snapshot being copied; its tables are copied again after a crash'`,
-	} {
-		if _, err := s.conn.Execute(q); err != nil {
-			return fmt.Errorf("target: creating %s: %w", snapshotTable, err)
-		}
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: a snapshot being copied, and its progress'`); err != nil {
+		return fmt.Errorf("target: creating %s: %w", snapshotTable, err)
+	}
+	// A table from before progress was saved.
+	if _, err := s.conn.Execute("ALTER TABLE " + snapshotTable + " ADD COLUMN state LONGBLOB NULL"); err != nil && myErrorCode(err) != mysql.ER_DUP_FIELDNAME {
+		return fmt.Errorf("target: adding the state column to %s: %w", snapshotTable, err)
 	}
 	if _, err := s.conn.Execute("REPLACE INTO "+snapshotTable+" (replica, file, pos, started) VALUES (?, ?, ?, NOW(6))", s.opts.Replica, pos.File, pos.Offset); err != nil {
 		return fmt.Errorf("target: marking the snapshot: %w", err)
@@ -100,8 +112,9 @@ func (s *Sink) CheckSnapshotTable(db, name string) error {
 // PrepareSnapshotTable makes t ready for the snapshot's rows: created
 // (with Options.CreateTable, or tablemap.CreateTable) when missing;
 // emptied when redo (an earlier snapshot of this replica did not
-// finish); otherwise it must be empty.
-func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo bool) error {
+// finish); left as it is when cont (a resumed snapshot continues it
+// after the rows it holds); otherwise it must be empty.
+func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo, cont bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.ddlSession(); err != nil {
@@ -115,7 +128,7 @@ func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo bool) error {
 	case err != nil:
 		return fmt.Errorf("snapshot: target: reading %s: %w", name, err)
 	}
-	if n, _ := r.GetInt(0, 0); n == 0 {
+	if n, _ := r.GetInt(0, 0); n == 0 || cont {
 		return nil
 	}
 	if !redo {
@@ -130,9 +143,12 @@ func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo bool) error {
 	return nil
 }
 
-// EndSnapshot commits what is pending (with the checkpoint) and then
-// removes the mark: from here on the checkpoint holds.
-func (s *Sink) EndSnapshot() error {
+// EndSnapshot commits what is pending (with the checkpoint and the
+// snapshot's progress). With done nil the mark is removed: from here on
+// the checkpoint holds as it is. Otherwise done (the finished snapshot's
+// progress) replaces it: the stream must reconcile the window that
+// resumed parts left, and a restart inside it needs to know them.
+func (s *Sink) EndSnapshot(done []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
@@ -143,6 +159,24 @@ func (s *Sink) EndSnapshot() error {
 			return err
 		}
 	}
+	if done != nil {
+		if _, err := s.conn.Execute("UPDATE "+snapshotTable+" SET state = ? WHERE replica = ?", done, s.opts.Replica); err != nil {
+			return fmt.Errorf("target: saving the snapshot's progress: %w", err)
+		}
+		return nil
+	}
+	return s.dropSnapshotMark()
+}
+
+// DropSnapshotMark removes the snapshot's mark and progress (once the
+// stream passed the window the snapshot left).
+func (s *Sink) DropSnapshotMark() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropSnapshotMark()
+}
+
+func (s *Sink) dropSnapshotMark() error {
 	if _, err := s.conn.Execute("DELETE FROM "+snapshotTable+" WHERE replica = ?", s.opts.Replica); err != nil {
 		return fmt.Errorf("target: unmarking the snapshot: %w", err)
 	}
