@@ -14,8 +14,8 @@ import (
 // timeout error. go-mysql's own ReadTimeout does the same by setting a
 // deadline three times per packet, reading the clock each time, which
 // costs a replication stream more than decoding its events; here the
-// deadline is set once per read from the socket (go-mysql reads through
-// a 64 KiB buffer).
+// deadline is set once per read from the socket (the dump is read
+// through a 256 KiB buffer, packet.go).
 func readTimeoutDialer(dial client.Dialer, timeout time.Duration) client.Dialer {
 	if timeout <= 0 {
 		return dial
@@ -49,8 +49,8 @@ func (c *deadlineConn) Read(b []byte) (int, error) {
 	return c.Conn.Read(b)
 }
 
-// SetReadDeadline sets a deadline that Read keeps: go-mysql's Close sets
-// one to end a blocked read.
+// SetReadDeadline sets a deadline that Read keeps: LiveSource sets one to
+// end a blocked read when the context of Next ends.
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

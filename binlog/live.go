@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"syscall"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -61,26 +64,38 @@ func (c *LiveConfig) Validate() error {
 
 // LiveSource streams events from a server over the replication protocol.
 //
-// It does not reconnect by itself: go-mysql's own retry resumes in the
-// middle of a transaction, without its TABLE_MAP events. A broken
-// connection ends Next with an error; the caller reconnects from its last
-// transaction boundary (see pipeline.Stream).
+// go-mysql logs in (handshake, authentication, TLS); the dump itself is
+// ours (dump.go): the packets are read in the caller's goroutine through
+// one buffer, and each event goes to the framer as it sits there, without
+// a copy, a parse into go-mysql's event types or a hand-off between
+// goroutines (packet.go).
+//
+// It does not reconnect by itself: a broken connection ends Next with an
+// error; the caller reconnects from its last transaction boundary (see
+// pipeline.Follower).
 type LiveSource struct {
-	cfg      LiveConfig
-	syncer   *replication.BinlogSyncer
-	streamer *replication.BinlogStreamer
-	f        framer
-	err      error
-	// queue holds events go-mysql had already received, taken from its
-	// channel all at once (see get); next is the first not returned yet.
-	queue []*replication.BinlogEvent
-	next  int
+	cfg  LiveConfig
+	conn *client.Conn
+	d    *dumpReader
+	f    framer
+	err  error
 	// byGTID: the dump started at a GTID set. The server then announces
 	// the file with an artificial ROTATE to its offset 4 and skips the
 	// transactions before the set without sending them: that offset is
 	// not where the stream stands, so the ROTATE carries no position.
 	byGTID bool
+	// dialCtx closes the connection when it ends (ctxDialer), which ends
+	// a blocked read. A Next with another context arms the same for it:
+	// nextCtx, stopNext.
+	dialCtx  context.Context
+	nextCtx  context.Context
+	stopNext func() bool
+	calls    uint32
 }
+
+// liveBufferSize is the read buffer of a dump: events up to this size
+// are framed where they were read.
+const liveBufferSize = 256 << 10
 
 // DialLive connects and starts streaming at start (a transaction
 // boundary), or, when start.File is empty, after the GTID set gtidSet.
@@ -94,50 +109,30 @@ func DialLive(ctx context.Context, cfg LiveConfig, start change.Position, gtidSe
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = 3 * cfg.Heartbeat
 	}
-	sc := replication.BinlogSyncerConfig{
-		ServerID:         cfg.ServerID,
-		Flavor:           cfg.Flavor,
-		Host:             cfg.Host,
-		Port:             cfg.Port,
-		User:             cfg.User,
-		Password:         string(cfg.Password),
-		TLSConfig:        cfg.TLS,
-		RawModeEnabled:   true, // we decode events ourselves
-		HeartbeatPeriod:  cfg.Heartbeat,
-		DisableRetrySync: true,
-		Logger:           slog.New(slog.DiscardHandler),
-		EventCacheCount:  1024,
-		// go-mysql does not pass ctx on to the handshake or the dump
-		// request: without this, a server that accepts but never answers
-		// holds DialLive for ReadTimeout whatever ctx says. The
-		// connections enforce ReadTimeout, at a fraction of go-mysql's
-		// cost (deadline.go).
-		Dialer: readTimeoutDialer(ctxDialer(ctx), cfg.ReadTimeout),
-	}
-	if cfg.AnnotateRows && cfg.Flavor == "mariadb" {
-		sc.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
-	}
-	syncer := replication.NewBinlogSyncer(sc)
-	var streamer *replication.BinlogStreamer
-	var err error
-	if start.File == "" && gtidSet != "" {
-		var set mysql.GTIDSet
+	var set mysql.GTIDSet
+	byGTID := start.File == "" && gtidSet != ""
+	if byGTID {
+		var err error
 		if set, err = mysql.ParseGTIDSet(cfg.Flavor, gtidSet); err != nil {
-			syncer.Close()
 			return nil, fmt.Errorf("binlog: GTID set %q: %w", gtidSet, err)
 		}
-		streamer, err = syncer.StartSyncGTID(set)
-	} else {
-		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: uint32(start.Offset)})
+	}
+	conn, err := dialReplica(ctx, cfg) // dump.go
+	if err == nil {
+		if err = startDump(conn, cfg, start, set); err != nil {
+			conn.Close()
+		}
 	}
 	if err != nil {
-		syncer.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, classifyDial(ctx, err, cfg)
 	}
-	return &LiveSource{cfg: cfg, syncer: syncer, streamer: streamer, byGTID: start.File == "" && gtidSet != ""}, nil
+	// The server answers the dump command with packets 1, 2, ...; it has
+	// sent nothing else since its last answer, so go-mysql's reader holds
+	// nothing: the dump is read from the connection itself.
+	return &LiveSource{cfg: cfg, conn: conn, d: newDumpReader(conn.Conn.Conn, liveBufferSize, 1), byGTID: byGTID, dialCtx: ctx}, nil
 }
 
 // Next returns the next event, waiting for the server to write one.
@@ -152,15 +147,16 @@ func (s *LiveSource) Next(ctx context.Context) (*Event, error) {
 			}
 			return ev, err
 		}
-		be, err := s.get(ctx)
+		if err := s.watch(ctx); err != nil {
+			s.err = err
+			return nil, err
+		}
+		raw, err := s.d.event()
 		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			s.err = classify(err, s.cfg)
+			s.err = s.readError(ctx, err)
 			return nil, s.err
 		}
-		ev, err := s.f.frame(be.RawData)
+		ev, err := s.f.frame(raw)
 		if err != nil {
 			s.err = err
 			return nil, err
@@ -175,43 +171,96 @@ func (s *LiveSource) Next(ctx context.Context) (*Event, error) {
 	}
 }
 
-// get returns the next event go-mysql received: from the queue, refilled
-// with every event waiting in go-mysql's channel, else waiting for one.
-func (s *LiveSource) get(ctx context.Context) (*replication.BinlogEvent, error) {
+// watch makes sure that ctx ending ends a read that waits for the server.
+func (s *LiveSource) watch(ctx context.Context) error {
+	if ctx == s.dialCtx || ctx == s.nextCtx {
+		// Armed already; a stream catching up reads from the buffer
+		// without waiting, so look at ctx now and then too.
+		if s.calls++; s.calls%256 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if s.next == len(s.queue) {
-		s.queue, s.next = s.streamer.DumpEvents(), 0
+	if s.stopNext != nil {
+		s.stopNext()
 	}
-	if s.next < len(s.queue) {
-		be := s.queue[s.next]
-		s.queue[s.next] = nil
-		s.next++
-		return be, nil
+	s.nextCtx = ctx
+	nc := s.conn.Conn.Conn
+	s.stopNext = context.AfterFunc(ctx, func() { nc.SetReadDeadline(time.Now()) })
+	return nil
+}
+
+// readError turns an error of the dump into Next's.
+func (s *LiveSource) readError(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
 	}
-	return s.streamer.GetEvent(ctx)
+	if cerr := s.dialCtx.Err(); cerr != nil {
+		return cerr
+	}
+	at := change.Position{File: s.f.file, Offset: s.f.next}
+	var pe *protocolError
+	switch {
+	case errors.As(err, &pe):
+		return &Error{Pos: at, Err: err, Hint: "the replication stream is corrupt here: a proxy or the network garbled it, or the server is broken"}
+	case err == io.EOF:
+		return fmt.Errorf("binlog: the server closed the connection: %w", io.ErrUnexpectedEOF)
+	case err == io.ErrUnexpectedEOF:
+		return fmt.Errorf("binlog: the connection closed inside the event at %s:%d: %w", at.File, at.Offset, err)
+	}
+	return classify(err, s.cfg)
 }
 
 // Buffered reports whether Next has an event at hand: false when it would
 // wait for the server (the moment to flush what was written).
 func (s *LiveSource) Buffered() bool {
-	if s.err != nil || s.f.payload != nil {
-		return true
-	}
-	if s.next == len(s.queue) {
-		s.queue, s.next = s.streamer.DumpEvents(), 0
-	}
-	return s.next < len(s.queue)
+	return s.err != nil || s.f.payload != nil || s.d.buffered()
 }
 
-// Close ends the replication connection.
+// Close ends the replication connection. Unless the connection broke, it
+// also ends the server's dump thread (KILL over a new connection, as
+// go-mysql did): otherwise the thread stays until it next writes to the
+// closed socket, up to a heartbeat period later.
 func (s *LiveSource) Close() error {
-	s.syncer.Close()
+	if s.stopNext != nil {
+		s.stopNext()
+	}
+	if s.conn == nil {
+		return nil
+	}
+	if !brokenConn(s.err) {
+		killThread(s.cfg, s.conn.GetConnectionID())
+	}
+	s.conn.Close()
+	s.conn = nil
 	if s.err == nil {
 		s.err = errors.New("binlog: source closed")
 	}
 	return nil
+}
+
+// brokenConn reports whether err says the connection itself failed (so
+// the server's end of it is gone or going).
+func brokenConn(err error) bool {
+	var ne net.Error
+	return err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+}
+
+// killThread ends connection id on the server, trying for a few seconds
+// at most: a server that cannot be reached ends it by itself.
+func killThread(cfg LiveConfig, id uint32) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, cfg)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	c.Execute(fmt.Sprintf("KILL %d", id))
 }
 
 // classifyDial is classify for an error from starting the dump. MariaDB

@@ -112,6 +112,19 @@ func (p *stProxy) limit(n int64) {
 	}
 }
 
+// exhausted reports whether a limited connection has forwarded all it
+// was allowed to.
+func (p *stProxy) exhausted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.pairs {
+		if c.limited.Load() && c.budget.Load() <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // closeAll closes every open connection (as a server that died does).
 func (p *stProxy) closeAll() {
 	p.mu.Lock()
