@@ -22,6 +22,7 @@ type framer struct {
 	// next is where the next event of file starts, as far as known (0:
 	// unknown): for events that do not carry their position.
 	next uint64
+	ev   Event
 }
 
 // pending returns the next event flattened out of a TRANSACTION_PAYLOAD_EVENT,
@@ -49,7 +50,9 @@ func (f *framer) frame(raw []byte) (*Event, error) {
 	if int(h.EventSize) != len(raw) {
 		return nil, &Error{Pos: at, Err: fmt.Errorf("corrupt event header: size %d, but %d bytes came", h.EventSize, len(raw))}
 	}
-	ev := &Event{Header: h, Raw: raw, Body: raw[HeaderSize:]}
+	// One Event, reused: like raw, it is valid until the next call.
+	ev := &f.ev
+	*ev = Event{Header: h, Raw: raw, Body: raw[HeaderSize:]}
 	if h.LogPos >= h.EventSize {
 		ev.Pos = change.Position{File: f.file, Offset: uint64(h.LogPos - h.EventSize)}
 		ev.NextPos = change.Position{File: f.file, Offset: uint64(h.LogPos)}

@@ -17,13 +17,15 @@ func (g MariaGTID) String() string { return fmt.Sprintf("%d-%d-%d", g.Domain, g.
 
 // ParseMariaGTID parses "domain-server-sequence".
 func ParseMariaGTID(s string) (MariaGTID, bool) {
-	parts := strings.Split(strings.TrimSpace(s), "-")
-	if len(parts) != 3 {
+	// strings.Cut, not Split: a stream parses one per transaction.
+	a, rest, ok1 := strings.Cut(strings.TrimSpace(s), "-")
+	b, c, ok2 := strings.Cut(rest, "-")
+	if !ok1 || !ok2 || strings.Contains(c, "-") {
 		return MariaGTID{}, false
 	}
-	d, err1 := strconv.ParseUint(parts[0], 10, 32)
-	srv, err2 := strconv.ParseUint(parts[1], 10, 32)
-	n, err3 := strconv.ParseUint(parts[2], 10, 64)
+	d, err1 := strconv.ParseUint(a, 10, 32)
+	srv, err2 := strconv.ParseUint(b, 10, 32)
+	n, err3 := strconv.ParseUint(c, 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil {
 		return MariaGTID{}, false
 	}
