@@ -135,16 +135,29 @@ func checkStreamArgs(o *StreamOptions) error {
 	if err := checkStartGTID(o.StartGTID); err != nil {
 		return err
 	}
-	if o.Output != "" && o.Checkpoint != "" {
-		a, aerr := filepath.Abs(o.Output)
-		b, berr := filepath.Abs(o.Checkpoint)
-		oi, oerr := os.Stat(o.Output)
-		ci, cerr := os.Stat(o.Checkpoint)
-		if aerr == nil && berr == nil && a == b || oerr == nil && cerr == nil && os.SameFile(oi, ci) {
-			return usageError{msg: "-o " + o.Output + " is the --checkpoint file", hint: "write the output and the checkpoint to different files"}
+	if samePath(o.Output, o.Checkpoint) {
+		return usageError{msg: "-o " + o.Output + " is the --checkpoint file", hint: "write the output and the checkpoint to different files"}
+	}
+	for _, p := range [][2]string{{"--cpuprofile", o.CPUProfile}, {"--memprofile", o.MemProfile}} {
+		for _, q := range [][2]string{{"-o", o.Output}, {"--checkpoint", o.Checkpoint}} {
+			if samePath(p[1], q[1]) {
+				return usageError{msg: p[0] + " " + p[1] + " is the " + q[0] + " file", hint: "write the profile to another file"}
+			}
 		}
 	}
 	return nil
+}
+
+// samePath reports whether a and b (neither "") name the same file.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	aa, aerr := filepath.Abs(a)
+	ba, berr := filepath.Abs(b)
+	ai, aserr := os.Stat(a)
+	bi, bserr := os.Stat(b)
+	return aerr == nil && berr == nil && aa == ba || aserr == nil && bserr == nil && os.SameFile(ai, bi)
 }
 
 // checkStartGTID checks a --start-gtid value ("": none) as MySQL's or

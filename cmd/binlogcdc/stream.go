@@ -45,11 +45,14 @@ type StreamOptions struct {
 	Snapshot           SnapshotOptions    // --snapshot (snapshot.go)
 	Incremental        IncrementalOptions // --signal-table (incremental.go)
 	Metrics            MetricsOptions     // --metrics-addr, --health-window (metrics.go)
+	CPUProfile         string             // debugging aids (profile.go)
+	MemProfile         string
 }
 
 // AddFlags binds the flags to opts.
 func (o *StreamOptions) AddFlags(f *pflag.FlagSet) {
 	o.Conn.AddFlags(f)
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // profile.go
 	f.StringArrayVar(&o.Tables, "tables", nil, "only tables matching `db.table` (globs: shop.*, *.orders); repeatable")
 	f.StringArrayVar(&o.Exclude, "exclude-tables", nil, "skip tables matching `db.table` (globs); repeatable")
 	f.StringVar(&o.StartPosition, "start-position", "", "start at `FILE:POS`, the start of a transaction")
@@ -109,7 +112,7 @@ while streaming").
 --format debezium, maxwell or canal writes those tools' JSON instead of
 binlogcdc's, to stdout, --output or --to kafka:// (see the README, "Other
 formats").
-
+` + profileUsage + `
 Flags:
 `
 
@@ -140,7 +143,15 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := o.Metrics.check(f); err != nil { // metrics.go
 		return err
 	}
-	return runStream(ctx, o, stdout, stderr, sig)
+	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
+	if err != nil {
+		return err
+	}
+	err = runStream(ctx, o, stdout, stderr, sig)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, sig *signals) (err error) {
