@@ -30,6 +30,18 @@ type diskTable struct {
 	vb    []byte
 	sbuf  []byte
 	erred error
+
+	// max is the greatest key ever written (hasMax: one was): a key
+	// above it was never stored, so lookup answers without Pebble. Keys
+	// that grow (AUTO_INCREMENT) never need a lookup to be inserted.
+	max    []byte
+	hasMax bool
+	// The last key looked up or written, and what it holds (seen: valid;
+	// any other write clears it): an UPDATE looks its row up, then sets it.
+	lastK        []byte
+	lastSeq      uint64
+	lastCount    int
+	lastOK, seen bool
 }
 
 // batchBytes is how many bytes of writes a diskTable gathers before it
@@ -84,8 +96,16 @@ func skey(buf []byte, seq uint64) []byte {
 
 // lookup returns the seq and count stored under k.
 func (t *diskTable) lookup(k string) (seq uint64, count int, ok bool, err error) {
+	if t.seen && k == string(t.lastK) {
+		return t.lastSeq, t.lastCount, t.lastOK, nil
+	}
+	if !t.hasMax || k > string(t.max) {
+		t.remember(k, 0, 0, false)
+		return 0, 0, false, nil
+	}
 	v, c, err := t.b.Get(t.kkey(k))
 	if errors.Is(err, pebble.ErrNotFound) {
+		t.remember(k, 0, 0, false)
 		return 0, 0, false, nil
 	}
 	if err != nil {
@@ -96,7 +116,15 @@ func (t *diskTable) lookup(k string) (seq uint64, count int, ok bool, err error)
 		return 0, 0, false, fmt.Errorf("recover: on-disk store: a damaged key entry")
 	}
 	n, _ := binary.Uvarint(v[8:])
-	return binary.BigEndian.Uint64(v), int(n), true, nil
+	seq, count = binary.BigEndian.Uint64(v), int(n)
+	t.remember(k, seq, count, true)
+	return seq, count, true, nil
+}
+
+// remember notes what k holds, for the next lookup of it.
+func (t *diskTable) remember(k string, seq uint64, count int, ok bool) {
+	t.lastK = append(t.lastK[:0], k...)
+	t.lastSeq, t.lastCount, t.lastOK, t.seen = seq, count, ok, true
 }
 
 func (t *diskTable) get(k string) (entry, bool, error) {
@@ -136,6 +164,10 @@ func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) err
 		}
 	}
 	t.n += uint64(e.count)
+	if !t.hasMax || k > string(t.max) {
+		t.max, t.hasMax = append(t.max[:0], k...), true
+	}
+	t.remember(k, e.seq, e.count, true)
 	t.vb = binary.AppendUvarint(binary.BigEndian.AppendUint64(t.vb[:0], e.seq), uint64(e.count))
 	if err := t.b.Set(t.kkey(k), t.vb, nil); err != nil {
 		return err
@@ -154,6 +186,7 @@ func (t *diskTable) del(k string) error {
 		return err
 	}
 	t.n -= uint64(count)
+	t.remember(k, 0, 0, false)
 	if err := t.b.Delete(t.kkey(k), nil); err != nil {
 		return err
 	}

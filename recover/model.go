@@ -78,7 +78,10 @@ func (s *store) key(row change.Row) (string, bool) {
 			return false
 		}
 		b = append(b, byte(v.Kind()))
-		b = binary.AppendUvarint(b, v.Uint())
+		// Big-endian, so that ascending integer keys (AUTO_INCREMENT)
+		// are ascending bytes: the on-disk store then knows an insert's
+		// key is new without a lookup (diskTable.lookup).
+		b = binary.BigEndian.AppendUint64(b, v.Uint())
 		b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
 		b = append(b, v.Bytes()...)
 		return true

@@ -10,9 +10,13 @@ import (
 
 // TestStoreOnDisk replays the same random changes into a store in memory
 // and one on disk from its first row: the same rows in the same order,
-// the same conflicts.
+// the same conflicts. Keys are random in a small range, or mostly
+// ascending (as AUTO_INCREMENT's: the on-disk store skips the lookup of
+// a key above every key it stored) with older, equal and negative ones
+// among them.
 func TestStoreOnDisk(t *testing.T) {
-	for _, pk := range []bool{true, false} {
+	for _, tc := range []struct{ pk, ascending bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		pk := tc.pk
 		tbl := &tablemap.Table{Columns: []tablemap.Column{intCol("id", false), intCol("v", true)}}
 		if pk {
 			tbl.PrimaryKey = []int{0}
@@ -26,10 +30,24 @@ func TestStoreOnDisk(t *testing.T) {
 			}
 			return change.IntValue(int64(r.Intn(20)))
 		}
+		next := int64(0)
+		id := func() int64 {
+			if !tc.ascending {
+				return int64(r.Intn(300))
+			}
+			switch r.Intn(8) {
+			case 0:
+				return next - int64(r.Intn(20)) // an older key, or the last one
+			case 1:
+				return -int64(r.Intn(5)) // below zero: above every positive key as bytes
+			}
+			next += int64(1 + r.Intn(2))
+			return next
+		}
 		for i := 0; i < 5000; i++ {
 			c := change.Change{Table: tbl}
-			a := change.Row{change.IntValue(int64(r.Intn(300))), val()}
-			b := change.Row{change.IntValue(int64(r.Intn(300))), val()}
+			a := change.Row{change.IntValue(id()), val()}
+			b := change.Row{change.IntValue(id()), val()}
 			switch r.Intn(3) {
 			case 0:
 				c.Op, c.After = change.Insert, a
@@ -49,10 +67,10 @@ func TestStoreOnDisk(t *testing.T) {
 			t.Fatal("the store did not move to disk")
 		}
 		if got, want := show(disk.sorted()), show(mem.sorted()); got != want {
-			t.Errorf("pk %v: on disk:\n%s\nin memory:\n%s", pk, got, want)
+			t.Errorf("pk %v, ascending %v: on disk:\n%s\nin memory:\n%s", pk, tc.ascending, got, want)
 		}
 		if disk.c != mem.c || disk.size() != mem.size() {
-			t.Errorf("pk %v: on disk %+v %d rows, in memory %+v %d rows", pk, disk.c, disk.size(), mem.c, mem.size())
+			t.Errorf("pk %v, ascending %v: on disk %+v %d rows, in memory %+v %d rows", pk, tc.ascending, disk.c, disk.size(), mem.c, mem.size())
 		}
 		if err := disk.close(); err != nil {
 			t.Fatal(err)

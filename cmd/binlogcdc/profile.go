@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// profileUsage documents the hidden profiling flags in 'read --help'.
+// profileUsage documents the hidden profiling flags in 'read --help' and 'recover --help'.
 const profileUsage = `
 Debugging aids (hidden flags, for 'go tool pprof'):
   --cpuprofile FILE   write a CPU profile of the run to FILE

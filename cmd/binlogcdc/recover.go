@@ -38,6 +38,8 @@ type RecoverOptions struct {
 	ToSSLCA        string
 	OnConflict     string
 	MemoryBudget   int
+	CPUProfile     string // debugging aids (profile.go)
+	MemProfile     string
 
 	Remote RemoteOptions // --source mysql://… (remote.go)
 }
@@ -58,7 +60,8 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
 	f.StringVar(&o.OnConflict, "on-conflict", "error", "with --to: an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
 	f.IntVar(&o.MemoryBudget, "memory-budget", recovery.DefaultMemoryBudget>>20, "keep up to `MB` of the rebuilt table's rows in memory, then move them to a temporary on-disk store under $TMPDIR (0: on disk from the start)")
-	o.Remote.AddFlags(f, false) // remote.go: --source, --from
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // hidden; profile.go
+	o.Remote.AddFlags(f, false)                      // remote.go: --source, --from
 }
 
 const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE...
@@ -94,7 +97,7 @@ rebuilt rows above --memory-budget.
 A table older than the binlogs cannot be rebuilt from them alone: restore
 your last backup, then run recover --to against that server with
 --start-position at the backup's binlog position.
-
+` + profileUsage + `
 Flags:
 `
 
@@ -128,13 +131,21 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	var files []string
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output}) // args.go
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
 		}
 	}
-	return runRecover(ctx, o, files, stdout, stderr)
+	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
+	if err != nil {
+		return err
+	}
+	err = runRecover(ctx, o, files, stdout, stderr)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
 }
 
 // splitTable parses db.table (either part backquoted: `d.b`.`x“y`).
