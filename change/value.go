@@ -88,6 +88,28 @@ func GeometryValue(srid uint32, wkb []byte) Value {
 	return Value{kind: Geometry, num: uint64(srid), b: wkb}
 }
 
+// uncheckedUTF8 marks, in num, a String whose text was not checked to be
+// UTF-8 (UncheckedText); the low 32 bits hold its collation.
+const uncheckedUTF8 = 1 << 63
+
+// UncheckedText is a String value whose text, in a collation of a UTF-8 or
+// ASCII character set, was not checked to be valid UTF-8 (a decoder leaves
+// that to a sink that checks as it encodes: see UncheckedUTF8).
+func UncheckedText(text []byte, collation uint32) Value {
+	return Value{kind: String, num: uncheckedUTF8 | uint64(collation), b: text}
+}
+
+// UncheckedUTF8 reports whether v is a String made by UncheckedText, and
+// its collation. Where its text is not valid UTF-8, the value is what
+// charset.Decode makes of the text in that collation; where it is valid,
+// the text as it is.
+func (v Value) UncheckedUTF8() (collation uint32, ok bool) {
+	if v.kind == String && v.num&uncheckedUTF8 != 0 {
+		return uint32(v.num), true
+	}
+	return 0, false
+}
+
 func (v Value) Kind() Kind       { return v.kind }
 func (v Value) IsAbsent() bool   { return v.kind == Absent }
 func (v Value) IsNull() bool     { return v.kind == Null }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -81,9 +82,9 @@ type Pipeline struct {
 	Stats    Stats
 
 	mu       sync.Mutex
-	progress Stats // a copy of Stats as of the last commit, for Progress
-	inTx     bool  // a copy of tx.open, for InTransaction
-	stop     bool  // RequestStop was called
+	progress Stats       // a copy of Stats as of the last commit, for Progress (under mu)
+	inTx     atomic.Bool // a copy of tx.open, for InTransaction
+	stop     atomic.Bool // RequestStop was called
 }
 
 // RequestStop makes Run return nil at the next transaction boundary: after
@@ -91,30 +92,21 @@ type Pipeline struct {
 // to call while Run runs. A Run blocked waiting for events returns only
 // when its context ends.
 func (p *Pipeline) RequestStop() {
-	p.mu.Lock()
-	p.stop = true
-	p.mu.Unlock()
+	p.stop.Store(true)
 }
 
 // InTransaction reports whether Run is inside a transaction. It is safe to
 // call while Run runs.
 func (p *Pipeline) InTransaction() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inTx
+	return p.inTx.Load()
 }
 
-func (p *Pipeline) stopRequested() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stop
-}
+// stopRequested and setInTx are atomics rather than p.mu: they run at
+// every transaction, and a read of one-row transactions paid for the
+// lock pairs.
+func (p *Pipeline) stopRequested() bool { return p.stop.Load() }
 
-func (p *Pipeline) setInTx(v bool) {
-	p.mu.Lock()
-	p.inTx = v
-	p.mu.Unlock()
-}
+func (p *Pipeline) setInTx(v bool) { p.inTx.Store(v) }
 
 // Progress returns the counts as of the last commit. It is safe to call
 // while Run runs.
@@ -153,8 +145,16 @@ func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
 	if !opts.Coverage.Empty() {
 		p.cov = opts.Coverage
 	}
+	if u, ok := s.(utf8Checker); ok && u.ChecksUTF8() {
+		p.rows.LazyUTF8 = true
+	}
 	return p
 }
+
+// utf8Checker is a sink that checks text as it encodes it (sink/jsonl with
+// its own JSON): the decoder leaves text unchecked for it, so that text is
+// read once rather than twice.
+type utf8Checker interface{ ChecksUTF8() bool }
 
 var errStop = errors.New("pipeline: stop point reached")
 
@@ -420,9 +420,8 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	}
 	p.mu.Lock()
 	p.progress = p.Stats
-	stop := p.stop
 	p.mu.Unlock()
-	if stop {
+	if p.stop.Load() {
 		return errStop
 	}
 	return nil

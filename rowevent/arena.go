@@ -7,6 +7,8 @@ package rowevent
 // with the Changes.
 type arena struct {
 	buf []byte
+	// lazyUTF8 is Decoder.LazyUTF8 (decodeString reads it here).
+	lazyUTF8 bool
 }
 
 func (a *arena) reset() { a.buf = a.buf[:0] }

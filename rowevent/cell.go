@@ -195,6 +195,9 @@ func decodeString(a *arena, data []byte, col *tablemap.Column, prefix int) (chan
 		}
 		return change.TextValue(change.Bytes, raw), n, nil
 	}
+	if a.lazyUTF8 && charset.IsUTF8Compatible(col.Collation) {
+		return change.UncheckedText(raw, col.Collation), n, nil
+	}
 	text, err := toUTF8(a, col.Collation, raw)
 	if err != nil {
 		return change.Value{}, 0, err

@@ -101,6 +101,12 @@ func ParseHeader(t replication.EventType, body []byte, tableIDSize int) (Header,
 // Changes and Values it returns are valid until the next call to Decode.
 // It is not safe for concurrent use.
 type Decoder struct {
+	// LazyUTF8 leaves text in UTF-8 and ASCII collations (CHAR, VARCHAR,
+	// TEXT) unchecked: such values are change.UncheckedText, for a sink
+	// that checks the text as it encodes it anyway (sink/jsonl), so that
+	// it is read once rather than twice. Other values are as without it.
+	LazyUTF8 bool
+
 	arena   arena
 	values  []change.Value
 	changes []change.Change
@@ -124,6 +130,7 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 		return nil, fmt.Errorf("rowevent: %v is not a rows event", t)
 	}
 	d.arena.reset()
+	d.arena.lazyUTF8 = d.LazyUTF8
 	d.changes = d.changes[:0]
 	d.values = d.values[:0]
 

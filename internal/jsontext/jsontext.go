@@ -39,6 +39,20 @@ func plain8(w uint64) bool {
 // so the output is always valid UTF-8; control characters are escaped,
 // and so are U+2028 and U+2029 (safe to embed in JavaScript too).
 func AppendString(b []byte, s []byte) []byte {
+	b, _ = appendString(b, s, false)
+	return b
+}
+
+// AppendValidString is AppendString for text that ought to be valid
+// UTF-8: at the first byte that is not, it stops and returns b as it was
+// and false (the caller then makes the text valid its own way), so that
+// one pass both checks and escapes it.
+func AppendValidString(b []byte, s []byte) ([]byte, bool) {
+	return appendString(b, s, true)
+}
+
+func appendString(b []byte, s []byte, strict bool) ([]byte, bool) {
+	n0 := len(b)
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -74,6 +88,9 @@ func AppendString(b []byte, s []byte) []byte {
 		}
 		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			if strict {
+				return b[:n0], false
+			}
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 			i += size
@@ -90,5 +107,5 @@ func AppendString(b []byte, s []byte) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), true
 }

@@ -94,6 +94,9 @@ func TestAppendStringMatchesReference(t *testing.T) {
 		if gs := AppendStringOf(nil, string(s)); !bytes.Equal(gs, want[1:]) {
 			t.Fatalf("%q as string: got %s, want %s", s, gs, want[1:])
 		}
+		if gv, ok := AppendValidString([]byte("x"), s); ok != utf8.Valid(s) || ok && !bytes.Equal(gv, want) || !ok && string(gv) != "x" {
+			t.Fatalf("%q: AppendValidString gave %s, %v", s, gv, ok)
+		}
 		var back string
 		if err := json.Unmarshal(got[1:], &back); err != nil {
 			t.Fatalf("%q: %s is not JSON: %v", s, got[1:], err)

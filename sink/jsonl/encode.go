@@ -2,9 +2,11 @@ package jsonl
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
 	"github.com/binlogcdc/binlogcdc/internal/jsontext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -183,7 +185,12 @@ func appendValue(b []byte, v change.Value) []byte {
 			return append(b, '0') // the error value, not the member ''
 		}
 		return appendStringBytes(b, v.Bytes())
-	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String:
+	case change.String:
+		if coll, ok := v.UncheckedUTF8(); ok {
+			return appendUnchecked(b, v.Bytes(), coll)
+		}
+		return appendStringBytes(b, v.Bytes())
+	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time:
 		return appendStringBytes(b, v.Bytes())
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())
@@ -204,6 +211,20 @@ func appendValue(b []byte, v change.Value) []byte {
 		return jsontext.AppendFloat32s(b, v.Bytes())
 	}
 	return append(b, "null"...)
+}
+
+// appendUnchecked appends text that the decoder did not check to be
+// UTF-8 (change.UncheckedText): checked here as it is escaped, and where
+// it is not valid, made valid as the decoder would have (charset.Decode).
+func appendUnchecked(b []byte, text []byte, collation uint32) []byte {
+	if out, ok := jsontext.AppendValidString(b, text); ok {
+		return out
+	}
+	valid, err := charset.Decode(nil, collation, text)
+	if err != nil { // cannot happen: the decoder knew the collation
+		valid = []byte(strings.ToValidUTF8(string(text), "\uFFFD"))
+	}
+	return jsontext.AppendString(b, valid)
 }
 
 func appendFloat(b []byte, f float64, bits int) []byte { return jsontext.AppendFloat(b, f, bits) }

@@ -96,6 +96,11 @@ func New(w io.Writer, opts Options) *Sink {
 	return s
 }
 
+// ChecksUTF8 reports whether the sink checks text values as it encodes
+// them, so that the decoder need not (rowevent.Decoder.LazyUTF8): with
+// binlogcdc's own JSON, yes; other formats read values as they are.
+func (s *Sink) ChecksUTF8() bool { return s.opts.Format == nil }
+
 // Write encodes c into the open transaction.
 func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	if f := s.opts.Format; f != nil {

@@ -1,0 +1,58 @@
+package jsonl
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
+)
+
+// TestUncheckedTextAsChecked: text the decoder left unchecked
+// (rowevent.Decoder.LazyUTF8) encodes exactly as the text the decoder
+// would have checked and, where invalid, converted: valid UTF-8 as it
+// is, anything else as charset.Decode makes it, in every UTF-8 and ASCII
+// collation.
+func TestUncheckedTextAsChecked(t *testing.T) {
+	collations := []uint32{
+		45,  // utf8mb4_general_ci
+		255, // utf8mb4_0900_ai_ci
+		46,  // utf8mb4_bin
+		33,  // utf8mb3_general_ci
+		11,  // ascii_general_ci
+		65,  // ascii_bin
+	}
+	cases := [][]byte{nil, []byte(""), []byte("plain ascii text, longer than eight"), []byte("café naïve Zürich \"q\" \\ \n"),
+		[]byte("\xff"), []byte("ab\xc3"), []byte("\xe2\x80\xa8 sep"), []byte("ok \xed\xa0\x80 surrogate"), []byte("\xf4\x90\x80\x80 too big"),
+		[]byte("mixed é and \x80 invalid"), []byte("\x00\x1f\x7f")}
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte("ab \"\\\n\x01\x7f\xc3\xa9\xe2\x80\xa8\xff\xf0\x9f\x98\x80")
+	for range 5000 {
+		s := make([]byte, rng.Intn(40))
+		for i := range s {
+			s[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		cases = append(cases, s)
+	}
+	for _, coll := range collations {
+		if !charset.IsUTF8Compatible(coll) {
+			t.Fatalf("collation %d is not UTF-8 compatible", coll)
+		}
+		for _, s := range cases {
+			text := s
+			if !utf8.Valid(s) { // what rowevent's toUTF8 does
+				var err error
+				if text, err = charset.Decode(nil, coll, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := appendValue([]byte("x"), change.TextValue(change.String, text))
+			got := appendValue([]byte("x"), change.UncheckedText(s, coll))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("collation %d, %q: got %s, want %s", coll, s, got, want)
+			}
+		}
+	}
+}
