@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -22,6 +23,8 @@ type EventDecoder struct {
 	// from the last FORMAT_DESCRIPTION_EVENT.
 	ServerVersion string
 	MariaDB       bool
+
+	strs stringBlock // the GTID strings of MariaDB transactions
 }
 
 // Parse decodes any event.
@@ -108,7 +111,7 @@ type GTID struct {
 // GTID decodes a MySQL or MariaDB GTID event.
 func (d *EventDecoder) GTID(ev *Event) (GTID, error) {
 	if ev.Type() == replication.MARIADB_GTID_EVENT && d.parser != nil && len(ev.Body) >= 13 {
-		return mariadbGTID(ev), nil
+		return d.mariadbGTID(ev), nil
 	}
 	e, err := d.Parse(ev)
 	if err != nil {
@@ -141,7 +144,7 @@ func (d *EventDecoder) GTID(ev *Event) (GTID, error) {
 //	…        commit id, XA data (not needed)
 //
 // The server id is the event header's.
-func mariadbGTID(ev *Event) GTID {
+func (d *EventDecoder) mariadbGTID(ev *Event) GTID {
 	b := ev.Body
 	var buf [64]byte
 	id := strconv.AppendUint(buf[:0], uint64(binary.LittleEndian.Uint32(b[8:])), 10)
@@ -149,8 +152,30 @@ func mariadbGTID(ev *Event) GTID {
 	id = strconv.AppendUint(id, uint64(ev.Header.ServerID), 10)
 	id = append(id, '-')
 	id = strconv.AppendUint(id, binary.LittleEndian.Uint64(b), 10)
-	return GTID{ID: string(id), Standalone: b[12]&replication.BINLOG_MARIADB_FL_STANDALONE != 0,
+	return GTID{ID: d.strs.make(id), Standalone: b[12]&replication.BINLOG_MARIADB_FL_STANDALONE != 0,
 		PreparedXA: b[12]&mariadbFlPreparedXA != 0}
+}
+
+// stringBlock makes small strings out of shared blocks: one allocation
+// per few hundred strings instead of one each (a read of one-row
+// transactions made one per transaction). The bytes of a string are never
+// written again; a string that is kept keeps its block (4 KiB) alive.
+// Not safe for concurrent use.
+type stringBlock struct {
+	buf []byte
+}
+
+func (b *stringBlock) make(s []byte) string {
+	if len(s) == 0 || len(s) > 128 {
+		return string(s)
+	}
+	if cap(b.buf)-len(b.buf) < len(s) {
+		b.buf = make([]byte, 0, 4096)
+	}
+	n := len(b.buf)
+	b.buf = append(b.buf, s...)
+	out := unsafe.String(&b.buf[n], len(s))
+	return out
 }
 
 func mysqlGTID(e *replication.GTIDEvent, tag string) GTID {

@@ -234,7 +234,7 @@ func (s *FileSource) open(name string) error {
 	}
 	s.f, s.name, s.base, s.size = f, name, filepath.Base(name), st.Size()
 	if s.r == nil {
-		s.r = bufio.NewReaderSize(f, 1<<20)
+		s.r = bufio.NewReaderSize(f, 256<<10)
 	} else {
 		s.r.Reset(f)
 	}

@@ -26,7 +26,7 @@ func TestMariaDBGTIDFastPath(t *testing.T) {
 		body = append(body, tc.flags)
 		body = append(body, make([]byte, tc.extra)...)
 		ev := &Event{Header: replication.EventHeader{EventType: replication.MARIADB_GTID_EVENT, ServerID: tc.server}, Body: body}
-		got := mariadbGTID(ev)
+		got := (&EventDecoder{}).mariadbGTID(ev)
 
 		e := &replication.MariadbGTIDEvent{}
 		e.GTID.ServerID = tc.server
@@ -37,5 +37,23 @@ func TestMariaDBGTIDFastPath(t *testing.T) {
 		if got != want {
 			t.Errorf("%+v: got %+v, want %+v", tc, got, want)
 		}
+	}
+}
+
+// TestStringBlockKeepsStrings: the GTID strings carved from shared blocks
+// keep their text while later ones are made (over several blocks).
+func TestStringBlockKeepsStrings(t *testing.T) {
+	var b stringBlock
+	var got []string
+	for i := range 2000 {
+		got = append(got, b.make(fmt.Appendf(nil, "0-1-%d", i)))
+	}
+	for i, s := range got {
+		if want := fmt.Sprintf("0-1-%d", i); s != want {
+			t.Fatalf("string %d is %q, want %q", i, s, want)
+		}
+	}
+	if s := b.make(nil); s != "" {
+		t.Fatalf("empty: %q", s)
 	}
 }
