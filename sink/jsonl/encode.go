@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
@@ -220,11 +221,20 @@ func appendUnchecked(b []byte, text []byte, collation uint32) []byte {
 	if out, ok := jsontext.AppendValidString(b, text); ok {
 		return out
 	}
+	return jsontext.AppendString(b, validText(text, collation))
+}
+
+// validText is text as the decoder would have made it had it checked it:
+// itself when it is valid UTF-8, else what charset.Decode makes of it.
+func validText(text []byte, collation uint32) []byte {
+	if utf8.Valid(text) {
+		return text
+	}
 	valid, err := charset.Decode(nil, collation, text)
 	if err != nil { // cannot happen: the decoder knew the collation
 		valid = []byte(strings.ToValidUTF8(string(text), "\uFFFD"))
 	}
-	return jsontext.AppendString(b, valid)
+	return valid
 }
 
 func appendFloat(b []byte, f float64, bits int) []byte { return jsontext.AppendFloat(b, f, bits) }

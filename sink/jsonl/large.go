@@ -91,6 +91,9 @@ func (s *Sink) appendLargeRow(k *tableKeys, row change.Row) error {
 // values can be large.
 func (s *Sink) appendLargeValue(v change.Value) error {
 	b := v.Bytes()
+	if coll, ok := v.UncheckedUTF8(); ok {
+		b = validText(b, coll) // the pieces are escaped as checked text
+	}
 	switch v.Kind() {
 	case change.Bytes:
 		return s.base64Pieces(b)

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"context"
 	"math/rand"
 	"testing"
 	"unicode/utf8"
@@ -54,5 +55,50 @@ func TestUncheckedTextAsChecked(t *testing.T) {
 				t.Fatalf("collation %d, %q: got %s, want %s", coll, s, got, want)
 			}
 		}
+	}
+}
+
+// TestUncheckedLargeText: a large value (encoded a piece at a time) that
+// the decoder left unchecked is written as the checked one.
+func TestUncheckedLargeText(t *testing.T) {
+	checked, unchecked := largeChange(), largeChange()
+	for _, row := range []change.Row{unchecked.Before, unchecked.After} {
+		for i, v := range row {
+			if v.Kind() == change.String {
+				row[i] = change.UncheckedText(v.Bytes(), 45)
+			}
+		}
+	}
+	for _, row := range []change.Row{checked.Before, checked.After} {
+		for i, v := range row {
+			if v.Kind() == change.String && !utf8.Valid(v.Bytes()) {
+				text, err := charset.Decode(nil, 45, v.Bytes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				row[i] = change.TextValue(change.String, text)
+			}
+		}
+	}
+	out := func(c *change.Change) []byte {
+		var buf bytes.Buffer
+		s := New(&buf, Options{Memory: 1 << 16})
+		if err := s.Write(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(context.Background(), change.TxEnd{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	got, want := out(unchecked), out(checked)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("unchecked large text: %d bytes differ from the checked %d", len(got), len(want))
+	}
+	if !utf8.Valid(got) {
+		t.Fatal("output is not UTF-8")
 	}
 }
