@@ -33,12 +33,12 @@ func (s *Sink) prepareOp(o *op) error {
 	o.fk = s.opts.ForeignKeys && c.Flags&(change.RowsNoForeignKeyChecks|change.RowsSQLForeignKey) == 0
 	switch c.Op {
 	case change.Insert:
-		o.cols = sqltext.Columns(nil, c.After, p.ins)
+		o.cols = s.sharedCols(p, sqltext.Columns(s.colsBuf[:0], c.After, p.ins))
 		if len(o.cols) == 0 {
 			return changeError(c, fmt.Errorf("none of the row's columns exists on the target"))
 		}
 	case change.Update:
-		o.cols = sqltext.Columns(nil, c.After, p.set)
+		o.cols = s.sharedCols(p, sqltext.Columns(s.colsBuf[:0], c.After, p.set))
 		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
 	case change.Delete:
 		o.key, err = sqltext.KeyOf(c.Table, c.Before, p.keep)
@@ -49,6 +49,17 @@ func (s *Sink) prepareOp(o *op) error {
 		return changeError(c, err)
 	}
 	return nil
+}
+
+// sharedCols returns cols (in s.colsBuf), or the same columns of the
+// last pending change to the same table: consecutive changes share one
+// slice, not one allocation each. Columns slices are never changed.
+func (s *Sink) sharedCols(p *plan, cols []int) []int {
+	s.colsBuf = cols
+	if n := len(s.pend); n > 0 && s.pend[n-1].plan == p && slices.Equal(s.pend[n-1].cols, cols) {
+		return s.pend[n-1].cols
+	}
+	return slices.Clone(cols)
 }
 
 // changeError names the change an error is about.

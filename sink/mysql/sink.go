@@ -79,6 +79,7 @@ type Sink struct {
 	// Pipelining (pipeline.go).
 	pipe         []byte     // SAVEPOINT and COM_STMT_EXECUTE packets to send
 	load         []byte     // the rows of a LOAD DATA LOCAL (bulk.go)
+	colsBuf      []int      // scratch for an op's columns (sharedCols)
 	bulkOK       bool       // the target allows LOAD DATA LOCAL
 	pipeStmts    []pipeStmt // the statements in pipe
 	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
@@ -164,13 +165,22 @@ func cloneRow(r change.Row) (change.Row, int) {
 	if r == nil {
 		return nil, 0
 	}
-	out := make(change.Row, len(r))
-	n := 0
-	for i, v := range r {
-		out[i] = v.Clone()
-		n += len(v.Bytes()) + 8
+	// One allocation for all the row's bytes (not one per value).
+	total := 0
+	for _, v := range r {
+		total += len(v.Bytes())
 	}
-	return out, n
+	buf := make([]byte, 0, total)
+	out := make(change.Row, len(r))
+	for i, v := range r {
+		if b := v.Bytes(); b != nil {
+			start := len(buf)
+			buf = append(buf, b...)
+			v = change.RawValue(v.Kind(), v.Uint(), buf[start:len(buf):len(buf)])
+		}
+		out[i] = v
+	}
+	return out, total + 8*len(r)
 }
 
 // rowSize is what cloneRow counts for r.
