@@ -109,6 +109,16 @@ func TestReplay(t *testing.T) {
 		}
 		bulk = append(bulk, fmt.Sprintf("INSERT INTO rp.types (id, %s) VALUES %s", rpTypesCols, strings.Join(vals, ",")))
 	}
+	// And runs of updates of whole rows, which replay batches as INSERT …
+	// ON DUPLICATE KEY UPDATE (sink/mysql/upsert.go).
+	names := strings.Split(rpTypesCols, ", ")
+	for j := 0; j < 200; j++ {
+		var sets []string
+		for k, v := range g.typesRow() {
+			sets = append(sets, names[k]+" = "+v)
+		}
+		bulk = append(bulk, fmt.Sprintf("UPDATE rp.types SET %s WHERE id = %d", strings.Join(sets, ", "), 5000+2*j))
+	}
 	bulk = append(bulk, "COMMIT", "SET SESSION binlog_row_image = MINIMAL", "BEGIN")
 	var vals []string
 	for j := 0; j < 200; j++ {

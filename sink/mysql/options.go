@@ -70,7 +70,8 @@ type Options struct {
 	GroupRows int
 	GroupTime time.Duration
 	// NoBulkLoad sends long insert runs as multi-row INSERTs even when
-	// the target allows LOAD DATA LOCAL (bulk.go).
+	// the target allows LOAD DATA LOCAL (bulk.go), and updates one UPDATE
+	// each (upsert.go).
 	NoBulkLoad bool
 	quietBulk  bool // no note when the target refuses it (Parallel's workers after the first)
 	// Logf reports skipped and overwritten conflicts and DDL events.

@@ -3,6 +3,8 @@ package mysqlsink
 import (
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/client"
+
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink/sqltext"
 )
@@ -37,15 +39,21 @@ func (p *Parallel) safeTable(c *change.Change) bool {
 }
 
 func (p *Parallel) checkTable(db, table string, pk []string) (safe, known bool) {
+	return checkTable(p.cat, db, table, pk)
+}
+
+// checkTable answers safeTable's question on the connection c (also
+// asked for batched updates, upsert.go).
+func checkTable(c *client.Conn, db, table string, pk []string) (safe, known bool) {
 	count := func(q string, args ...any) (int64, error) {
-		r, err := p.cat.Execute(q, args...)
+		r, err := c.Execute(q, args...)
 		if err != nil {
 			return 0, err
 		}
 		defer r.Close()
 		return r.GetInt(0, 0)
 	}
-	r, err := p.cat.Execute("SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, table)
+	r, err := c.Execute("SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, table)
 	if err != nil {
 		return false, false
 	}
@@ -58,7 +66,7 @@ func (p *Parallel) checkTable(db, table string, pk []string) (safe, known bool) 
 	if !strings.EqualFold(typ, "BASE TABLE") {
 		return false, true
 	}
-	r, err = p.cat.Execute("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX", db, table)
+	r, err = c.Execute("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX", db, table)
 	if err != nil {
 		return false, false
 	}

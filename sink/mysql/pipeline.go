@@ -47,6 +47,7 @@ const (
 type pipeStmt struct {
 	first, n int       // the ops it applies: ops[first : first+n]
 	op       change.Op // Insert (n rows), Update or Delete
+	upsert   bool      // n updates as one INSERT … ON DUPLICATE KEY UPDATE (upsert.go)
 }
 
 // canPipeline reports whether the session and the options allow it.
@@ -96,7 +97,7 @@ func (s *Sink) execOps(ops []op, st *Stats) error {
 					case change.Insert:
 						ts.Inserted += uint64(p.n)
 					case change.Update:
-						ts.Updated++
+						ts.Updated += uint64(p.n)
 					case change.Delete:
 						ts.Deleted++
 					}
@@ -151,7 +152,12 @@ loop:
 				s.b.InsertTuple(o.cols, ops[i].c.After)
 			}
 		case change.Update:
-			s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
+			if k = s.upsertChunk(ops[n:]); k > 0 { // upsert.go
+				s.buildUpsert(ops[n : n+k])
+			} else {
+				k = 1
+				s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
+			}
 		case change.Delete:
 			s.b.Delete(o.c.Table, o.key, o.c.Before)
 		default:
@@ -181,7 +187,7 @@ loop:
 			}
 			break
 		}
-		s.pipeStmts = append(s.pipeStmts, pipeStmt{first: n, n: k, op: o.c.Op})
+		s.pipeStmts = append(s.pipeStmts, pipeStmt{first: n, n: k, op: o.c.Op, upsert: o.c.Op == change.Update && k > 1})
 		n += k
 	}
 	return s.pipeStmts, n, nil
@@ -235,6 +241,10 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 			if hard == nil {
 				hard, hardAt = err, i
 			}
+		case p.upsert && (err != nil || n != 2*uint64(p.n)): // a row missing, unchanged, or refused
+			if bad.at < 0 {
+				bad.at, bad.err, bad.upsert = i, err, true
+			}
 		case err != nil, p.op != change.Insert && n == 0: // refused, or no row matched
 			if bad.at < 0 {
 				bad.at, bad.err = i, err
@@ -260,8 +270,9 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 // pipeFailure is the first statement of a pipeline that did not pass
 // its check: stmts[at], with its error (nil: it matched no row).
 type pipeFailure struct {
-	at  int
-	err error
+	at     int
+	err    error
+	upsert bool // stmts[at] is a batch of updates: not a failure by itself
 }
 
 // redo runs the statements of a failed pipeline again one by one, up to
@@ -272,6 +283,12 @@ type pipeFailure struct {
 // a trigger moved, made the statement pass the second time) is reported
 // all the same, as the conflict it was, not hidden.
 func (s *Sink) redo(ops []op, stmts []pipeStmt, bad pipeFailure, st *Stats) error {
+	if bad.upsert {
+		// Whether a row was missing (a conflict), unchanged, or refused:
+		// the whole pipeline one statement at a time says, as usual.
+		last := stmts[len(stmts)-1]
+		return s.execOpsOneByOne(ops[:last.first+last.n], st)
+	}
 	p := stmts[bad.at]
 	if err := s.execOpsOneByOne(ops[:p.first+p.n], st); err != nil {
 		return err

@@ -30,6 +30,9 @@ type plan struct {
 	// rowStart, rowEnd are the period columns of a system-versioned
 	// table (versioned.go), or -1.
 	rowStart, rowEnd int
+	// upsert: updates may go as INSERT … ON DUPLICATE KEY UPDATE
+	// (upsert.go): 1 yes, -1 no, 0 not asked yet.
+	upsert int8
 }
 
 // maxPlans bounds the plans kept; they are all dropped when it is reached.
