@@ -10,7 +10,7 @@
 #   catch-up  binlogcdc stream --from earliest on a server whose binlog is
 #             FILE, vs binlogcdc read FILE: CPU-seconds into a pipe and
 #             into a file with -o (bench/catchup), and the output checked
-#             to be the same bytes
+#             to be the same bytes. Alone: bench/compare.sh catchup
 #   memory    peak RSS of binlogcdc read, on that file and on one 1M-row transaction
 #   replay    binlogcdc read FILE --to mysql://… into a fresh MariaDB
 #             vs mariadb-binlog FILE | mariadb into another fresh one,
@@ -107,6 +107,28 @@ loaddata() {
 	EOF
 }
 
+# catchup: binlogcdc stream --from earliest on a private server whose
+# binlog is workload.binlog vs binlogcdc read of the file (bench/catchup),
+# RUNS times; leaves its key=value line in $RES/catchup.
+catchup() {
+	local WL=$BENCH_DIR/data/workload.binlog
+	log "catch-up: $RUNS runs of stream and read on a server whose binlog is $(basename "$WL") (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	# A server that holds the workload as its first binlog: a template with
+	# the file in place (a server started on it reads its GTID state from it).
+	mkdir -p "$BENCH_DIR/catchup-tpl"
+	rm -rf "$BENCH_DIR/catchup-tpl/template"
+	cp -a "$BENCH_DIR/template" "$BENCH_DIR/catchup-tpl/template"
+	cp "$WL" "$BENCH_DIR/catchup-tpl/template/binlog.000001"
+	echo ./binlog.000001 >"$BENCH_DIR/catchup-tpl/template/binlog.index"
+	BENCH_DIR=$BENCH_DIR/catchup-tpl mdb_start "$BENCH_DIR/catchup-source" "${mdb_binlog_flags[@]}"
+	"$BIN/catchup" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -binlog "$BENCH_DIR/catchup-source/binlog.000001" \
+		-runs "$RUNS" -dir "$BENCH_DIR" >"$RES/catchup" 2>>"$LOG" ||
+		{ echo "compare: catchup failed, see $LOG" >&2; exit 1; }
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/catchup-source" "$BENCH_DIR/catchup-tpl"
+	log "catch-up done (load $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+
 log "building binlogcdc, goparse, lag"
 go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
 go build -o "$BIN/goparse" ./bench/goparse
@@ -139,6 +161,12 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
 if [ "${1:-}" = memory ]; then
 	bench/memory.sh
+	exit 0
+fi
+if [ "${1:-}" = catchup ]; then
+	bench/gen.sh
+	catchup
+	cat "$RES/catchup"
 	exit 0
 fi
 if [ "${1:-}" = loaddata ]; then
@@ -192,20 +220,7 @@ fi
 ld=$(loaddata)
 mem=$(bench/memory.sh)
 
-log "catch-up: $RUNS runs of stream and read on a server whose binlog is $(basename "$WL")"
-# A server that holds the workload as its first binlog: a template with
-# the file in place (a server started on it reads its GTID state from it).
-mkdir -p "$BENCH_DIR/catchup-tpl"
-rm -rf "$BENCH_DIR/catchup-tpl/template"
-cp -a "$BENCH_DIR/template" "$BENCH_DIR/catchup-tpl/template"
-cp "$WL" "$BENCH_DIR/catchup-tpl/template/binlog.000001"
-echo ./binlog.000001 >"$BENCH_DIR/catchup-tpl/template/binlog.index"
-BENCH_DIR=$BENCH_DIR/catchup-tpl mdb_start "$BENCH_DIR/catchup-source" "${mdb_binlog_flags[@]}"
-"$BIN/catchup" -binlogcdc "$BIN/binlogcdc" -port "$MDB_PORT" -binlog "$BENCH_DIR/catchup-source/binlog.000001" \
-	-runs "$RUNS" -dir "$BENCH_DIR" >"$RES/catchup" 2>>"$LOG" ||
-	{ echo "compare: catchup failed, see $LOG" >&2; exit 1; }
-mdb_stop "$MDB_PID"
-rm -rf "$BENCH_DIR/catchup-source" "$BENCH_DIR/catchup-tpl"
+catchup
 cu=$(cat "$RES/catchup")
 cuv() { echo "$cu" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
