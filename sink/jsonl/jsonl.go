@@ -74,12 +74,18 @@ type Sink struct {
 	enc  encoder
 
 	tails   [2][]byte // Format.NeedsTail: the record tails (other, last)
-	pending []byte    // the open transaction's lines
-	spill   *os.File  // where pending overflowed to, if it did
-	spilled int64
-	large   []byte    // writeLarge's scratch
-	synced  bool      // nothing was written since the last fsync
-	syncAt  time.Time // when FlushIdle last fsynced
+	pending []byte    // committed lines not yet handed to out, then the open transaction's lines
+	// committed is how many bytes at the start of pending are lines of
+	// committed transactions: they go to out in pieces of pushAt bytes or
+	// more, which bufio passes on without copying them (small
+	// transactions were copied from pending into out's buffer, a copy of
+	// all the output).
+	committed int
+	spill     *os.File // where pending overflowed to, if it did
+	spilled   int64
+	large     []byte    // writeLarge's scratch
+	synced    bool      // nothing was written since the last fsync
+	syncAt    time.Time // when FlushIdle last fsynced
 
 	Lines uint64
 }
@@ -125,13 +131,34 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		s.pending = s.enc.appendChange(s.pending, c)
 	}
 	s.Lines++
-	if len(s.pending) >= s.opts.Memory {
+	if len(s.pending)-s.committed >= s.opts.Memory {
 		return s.spillPending()
 	}
 	return nil
 }
 
+// pushAt is how many committed bytes pending gathers before they go to
+// out: out's buffer size, so that they pass on without a copy.
+const pushAt = 256 << 10
+
+// pushCommitted hands the committed lines in pending to out.
+func (s *Sink) pushCommitted() error {
+	if s.committed == 0 {
+		return nil
+	}
+	_, err := s.out.Write(s.pending[:s.committed])
+	n := copy(s.pending, s.pending[s.committed:])
+	s.pending = s.pending[:n]
+	s.committed = 0
+	return wrapErr(err)
+}
+
+// spillPending moves the open transaction's lines in pending to the spill
+// file (the committed ones before them to out).
 func (s *Sink) spillPending() error {
+	if err := s.pushCommitted(); err != nil {
+		return err
+	}
 	if s.spill == nil {
 		f, err := os.CreateTemp(s.opts.TempDir, "binlogcdc-tx-*.jsonl")
 		if err != nil {
@@ -154,6 +181,7 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		return s.commitTailed(tx)
 	}
 	if s.spilled > 0 {
+		// spillPending pushed the committed lines before the spill.
 		if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("jsonl: %w", err)
 		}
@@ -166,14 +194,16 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		s.spill.Seek(0, io.SeekStart)
 		s.spilled = 0
 	}
-	if _, err := s.out.Write(s.pending); err != nil {
-		return fmt.Errorf("jsonl: %w", err)
+	s.committed = len(s.pending)
+	s.synced = false
+	if s.committed >= pushAt || s.opts.FlushEachCommit {
+		if err := s.pushCommitted(); err != nil {
+			return err
+		}
 	}
-	if cap(s.pending) > 4*s.opts.Memory {
+	if cap(s.pending) > 4*s.opts.Memory && s.committed == 0 {
 		s.pending = nil
 	}
-	s.pending = s.pending[:0]
-	s.synced = false
 	return s.flush(false)
 }
 
@@ -184,6 +214,9 @@ func (s *Sink) flush(force bool) error {
 	force = force || s.opts.FlushEachCommit
 	if !force && s.out.Buffered() < 128<<10 {
 		return nil
+	}
+	if err := s.pushCommitted(); err != nil {
+		return err
 	}
 	if err := s.out.Flush(); err != nil {
 		return fmt.Errorf("jsonl: %w", err)
@@ -210,6 +243,9 @@ const idleSyncInterval = time.Second
 // rest of its work. (A stream that stays idle is called again at each
 // server heartbeat, so the last writes are synced then.)
 func (s *Sink) FlushIdle() error {
+	if err := s.pushCommitted(); err != nil {
+		return err
+	}
 	if s.out.Buffered() > 0 {
 		if err := s.out.Flush(); err != nil {
 			return fmt.Errorf("jsonl: %w", err)
@@ -224,7 +260,7 @@ func (s *Sink) FlushIdle() error {
 
 // Rollback drops the lines written since the last Commit.
 func (s *Sink) Rollback(_ context.Context) error {
-	s.pending = s.pending[:0]
+	s.pending = s.pending[:s.committed]
 	if s.spilled > 0 {
 		s.spilled = 0
 		if err := s.spill.Truncate(0); err != nil {
@@ -237,6 +273,9 @@ func (s *Sink) Rollback(_ context.Context) error {
 
 // Close flushes what was committed and drops what was not.
 func (s *Sink) Close(_ context.Context) error {
+	if err := s.pushCommitted(); err != nil {
+		return err
+	}
 	s.pending = nil
 	if s.spill != nil {
 		s.spill.Close()
@@ -250,6 +289,9 @@ func (s *Sink) Close(_ context.Context) error {
 // becomes the record's tail and the newline. JSON text never holds a raw
 // newline, so the newlines are exactly the record ends.
 func (s *Sink) commitTailed(tx change.TxEnd) error {
+	if err := s.pushCommitted(); err != nil { // none with a tailed format; for safety
+		return err
+	}
 	f := s.opts.Format
 	s.tails[0] = f.AppendTail(s.tails[0][:0], tx, false)
 	s.tails[1] = f.AppendTail(s.tails[1][:0], tx, true)

@@ -154,7 +154,7 @@ func (s *Sink) base64Pieces(b []byte) error {
 // spillPiece moves the pending bytes to the spill file once they are
 // more than a piece.
 func (s *Sink) spillPiece() error {
-	if len(s.pending) < largePiece {
+	if len(s.pending)-s.committed < largePiece {
 		return nil
 	}
 	return s.spillPending()
