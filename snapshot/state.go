@@ -68,6 +68,9 @@ func (s *ResumeState) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("snapshot state: %w", err)
 	}
 	s.Start = change.Position{File: in.File, Offset: in.Offset}
+	if s.Schemas == nil {
+		s.Schemas = map[string]string{}
+	}
 	if s.Start.File == "" || s.Coverage == nil {
 		return fmt.Errorf("snapshot state: no start position or coverage")
 	}

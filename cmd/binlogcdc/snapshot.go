@@ -36,7 +36,7 @@ type SnapshotOptions struct {
 // AddFlags binds --snapshot and its companions.
 func (o *SnapshotOptions) AddFlags(f *pflag.FlagSet, command bool) {
 	if !command {
-		f.BoolVar(&o.On, "snapshot", false, "with no checkpoint yet: copy the selected tables as they are now (op \"snapshot\" lines, or rows on --to), then stream from exactly that position")
+		f.BoolVar(&o.On, "snapshot", false, "with no checkpoint yet: copy the selected tables as they are now (op \"snapshot\" lines, or rows on --to), then stream from exactly that position; a snapshot killed part-way is continued from its last finished chunk")
 	}
 	f.IntVar(&o.Batch, "snapshot-batch", 1000, "snapshot rows per sink transaction: flushed together to -o, applied as one source transaction on --to mysql://")
 	f.BoolVar(&o.AllowNonTx, "allow-non-transactional", false, "snapshot MyISAM/Aria/MEMORY tables too (read as they are when read, not at the snapshot's position: only safe when nothing writes to them meanwhile)")
@@ -64,6 +64,13 @@ snapshot starts (needs RELOAD). The user needs SELECT on the tables, and
 what stream needs (REPLICATION SLAVE, REPLICATION CLIENT or BINLOG
 MONITOR). Tables must be InnoDB (see --allow-non-transactional).
 
+Killed part-way (kill -9 included), the same command continues from the
+last finished chunk (with --checkpoint, or on the --to mysql:// target):
+the rest is read in a new consistent snapshot at a later position, and
+the stream that follows reconciles its changes with the parts (see the
+README, "Resuming a snapshot after kill -9"). A DDL on the tables since
+the first part makes it take the snapshot again as a whole.
+
 Flags:
 `
 
@@ -80,7 +87,7 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 			}
 		}
 		if c := f.Lookup("checkpoint"); c != nil {
-			c.Usage = "save the snapshot's position to `FILE` (it must not exist yet), for 'binlogcdc stream --checkpoint FILE'"
+			c.Usage = "save the snapshot's progress and then its position to `FILE` (new, or an unfinished snapshot's: it is continued), for 'binlogcdc stream --checkpoint FILE'"
 		}
 	})
 	if err != nil {
@@ -403,6 +410,15 @@ func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, 
 			saver.SetSnapshot(tx.Snapshot)
 			return saver.Commit(change.TxEnd{Next: tx.Next, Time: tx.Time})
 		}
+		// Progress is saved at most once a second while the snapshot is
+		// copied (or every --checkpoint-interval, when longer): a save
+		// syncs -o and the checkpoint, and one per batch doubled the
+		// snapshot's time. A kill loses at most that much copying.
+		interval := saver.Interval
+		if os.Getenv("BINLOGCDC_TEST_SNAPSHOT_SAVE_EVERY_CHUNK") == "" { // tests: every chunk's kill point
+			saver.Interval = max(interval, snapshotSaveInterval)
+		}
+		defer func() { saver.Interval = interval }()
 	}
 	if o.Progress || isTerminal(stderr) {
 		var mu sync.Mutex
@@ -439,6 +455,9 @@ func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, 
 		}
 		saver.SetSnapshot(done)
 		if err := saver.Commit(change.TxEnd{Next: s.state.Start, Time: s.src.Pos.Time}); err != nil {
+			return nil, err
+		}
+		if err := saver.Flush(); err != nil {
 			return nil, err
 		}
 	}
@@ -498,6 +517,10 @@ func coverageOnCommit(cov *pipeline.Coverage, saver *checkpoint.Saver) func(chan
 		return err
 	}
 }
+
+// snapshotSaveInterval bounds how often a snapshot's progress is saved
+// to the checkpoint file.
+const snapshotSaveInterval = time.Second
 
 // finishSnapshot ends the snapshot command: the rows are durable and the
 // checkpoint saved.
