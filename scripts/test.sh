@@ -4,7 +4,9 @@
 #     start private mariadbd instances of their own (internal/testserver) and
 #     neither use nor stop the system MariaDB service;
 #   - finds go (PATH or /usr/local/go/bin);
-#   - go vet ./... and go test -count=1 ./... "$@";
+#   - go vet ./... and go test -count=1 -timeout 45m ./... "$@" (the e2e package starts
+#     dozens of private servers: on a loaded machine it outgrows go test's
+#     default 10 minutes);
 #   - says once when the upstream fixtures are missing (their tests are then
 #     skipped), and fails when they are missing under CI=true.
 set -euo pipefail
@@ -62,5 +64,5 @@ fi
 go version
 echo "== go vet ./..."
 go vet ./...
-echo "== go test -count=1 ./... $*"
-go test -count=1 ./... "$@"
+echo "== go test -count=1 -timeout 45m ./... $*"
+go test -count=1 -timeout 45m ./... "$@"
