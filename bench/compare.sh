@@ -21,8 +21,10 @@
 #             seconds. Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones)
-#   memory    bench/memory.sh: peak RSS of recover at 300k / 1M / 3M rows
-#             (RECOVER_ROWS) and of read / read --to with a 200 MB row.
+#   memory    bench/memory.sh: peak RSS and CPU of recover at 300k / 1M /
+#             3M rows (RECOVER_ROWS), beside the in-memory rebuild's CPU
+#             (its SQL compared with cmp), and peak RSS of read / read
+#             --to with a 200 MB row.
 #             Alone: bench/compare.sh memory
 #   live      binlogcdc stream: lag from commit to JSON line at a steady
 #             rate (bench/lag), p50 and p99

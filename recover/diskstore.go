@@ -168,9 +168,12 @@ func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) err
 		t.max, t.hasMax = append(t.max[:0], k...), true
 	}
 	t.remember(k, e.seq, e.count, true)
-	t.vb = binary.AppendUvarint(binary.BigEndian.AppendUint64(t.vb[:0], e.seq), uint64(e.count))
-	if err := t.b.Set(t.kkey(k), t.vb, nil); err != nil {
-		return err
+	if !ok || seq != e.seq || count != e.count {
+		// (An UPDATE in place leaves the key's entry as it is.)
+		t.vb = binary.AppendUvarint(binary.BigEndian.AppendUint64(t.vb[:0], e.seq), uint64(e.count))
+		if err := t.b.Set(t.kkey(k), t.vb, nil); err != nil {
+			return err
+		}
 	}
 	t.vb = encodeEntry(t.vb[:0], k, &e)
 	t.sbuf = skey(t.sbuf, e.seq)
