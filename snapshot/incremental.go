@@ -62,6 +62,7 @@ type Incremental struct {
 	cov     *pipeline.Coverage
 	state   State
 	pending []string // tables requested in the open transaction
+	dirty   bool     // the state changed outside a commit (Start)
 	inTx    bool     // changes were written since the last commit
 	last    change.TxEnd
 	rows    int // the next chunk's rows
@@ -90,7 +91,24 @@ type State struct {
 	Rows uint64 `json:"rows"`
 	// Coverage is what the stream's changes pass through.
 	Coverage json.RawMessage `json:"coverage,omitempty"`
+	// Selection is the --tables and --exclude-tables the stream ran
+	// with (nil: not recorded), so that a restart with a wider selection
+	// can copy the tables it adds (--snapshot-new-tables).
+	Selection *Selection `json:"selection,omitempty"`
 }
+
+// Selection is a stream's table patterns.
+type Selection struct {
+	Tables  []string `json:"tables,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Saved returns the saved state taken up by Restore.
+func (in *Incremental) Saved() State { return in.state }
+
+// Select records the selection the stream runs with, saved from the
+// next checkpoint on.
+func (in *Incremental) Select(sel Selection) { in.state.Selection = &sel }
 
 // TableState is one table's progress.
 type TableState struct {
@@ -162,7 +180,11 @@ func (in *Incremental) Restore(data []byte) error {
 // Start says where the stream starts (the checkpoint's position and
 // last GTID): chunks can be read, and checkpointed, before its first
 // commit.
-func (in *Incremental) Start(tx change.TxEnd) { in.last = tx }
+func (in *Incremental) Start(tx change.TxEnd) {
+	in.last = tx
+	in.takeRequests() // Request's, before the first change
+	in.dirty = true   // the selection, and what Start took, are saved at the first commit
+}
 
 // Running names the tables being re-snapshotted.
 func (in *Incremental) Running() []string {
@@ -173,8 +195,8 @@ func (in *Incremental) Running() []string {
 	return out
 }
 
-// Request asks for tables as a signal would, at the next commit (for
-// the --snapshot-new-tables start).
+// Request asks for tables as a signal would (db.table as
+// pipeline.QuoteName writes it), at Start or the next commit.
 func (in *Incremental) Request(tables ...string) { in.pending = append(in.pending, tables...) }
 
 func (in *Incremental) coverage() *pipeline.Coverage {
@@ -279,9 +301,10 @@ func signalTables(data string) ([]string, error) {
 // then reads the next chunk, if any.
 func (in *Incremental) Commit(ctx context.Context, tx change.TxEnd) error {
 	changed := in.takeRequests()
-	if in.retire(tx.Next) {
+	if in.retire(tx.Next) || in.dirty {
 		changed = true
 	}
+	in.dirty = false
 	if changed {
 		if err := in.setState(); err != nil {
 			return err
@@ -380,7 +403,7 @@ func (in *Incremental) State() ([]byte, error) {
 		}
 		in.state.Coverage = cov
 	}
-	if len(in.state.Tables) == 0 && len(in.state.Added) == 0 && in.state.Coverage == nil {
+	if len(in.state.Tables) == 0 && len(in.state.Added) == 0 && in.state.Coverage == nil && in.state.Selection == nil {
 		return nil, nil
 	}
 	return json.Marshal(&in.state)

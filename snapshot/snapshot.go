@@ -204,6 +204,13 @@ type TableInfo struct {
 	Rows     uint64 // the server's estimate
 }
 
+// ListTables lists the base tables the filter selects on the server conn
+// is connected to, as Source.Tables does, whatever their engine.
+func ListTables(conn *client.Conn, filter *pipeline.Filter) ([]TableInfo, error) {
+	tables, _, err := (&Source{conn: conn}).Tables(filter, true)
+	return tables, err
+}
+
 // systemDBs are never copied.
 var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 

@@ -81,7 +81,7 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 		for _, n := range []string{"start-position", "start-gtid", "from", "checkpoint-interval", "heartbeat", "snapshot", "ddl",
 			"metrics-addr", "health-window", "kafka-exactly-once", "kafka-replica-name", "kafka-transaction-timeout",
 			"keep-dropped", "replay-accounts", "omit-columns", "create-tables", "fire-triggers", "on-conflict",
-			"signal-table", "snapshot-chunk"} {
+			"signal-table", "snapshot-chunk", "snapshot-new-tables"} {
 			if f.Lookup(n) != nil {
 				f.MarkHidden(n)
 			}
@@ -96,7 +96,7 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 	if f.NArg() > 0 {
 		return usageError{msg: "snapshot takes no arguments", hint: "--tables shop.orders"}
 	}
-	for _, n := range []string{"start-position", "start-gtid", "from", "snapshot", "signal-table"} {
+	for _, n := range []string{"start-position", "start-gtid", "from", "snapshot", "signal-table", "snapshot-new-tables"} {
 		if f.Changed(n) {
 			return usageError{msg: "--" + n + " is not a snapshot flag", hint: "a snapshot starts now; 'binlogcdc stream' takes start flags"}
 		}

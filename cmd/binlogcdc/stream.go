@@ -431,8 +431,8 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	watchKafka(mx, ks) // metrics.go
 	// replay.go, metrics.go
 	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit
-	// incremental.go: --signal-table
-	if sk, err = wrapIncremental(inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
+	// incremental.go: --signal-table, --snapshot-new-tables
+	if sk, err = o.wrapIncremental(ctx, inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
 		return err
 	}
 	fl := &pipeline.Follower{
