@@ -23,6 +23,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	snap "github.com/binlogcdc/binlogcdc/snapshot"
 )
 
 const (
@@ -205,8 +206,11 @@ func TestIncrementalSnapshotJSONFold(t *testing.T) {
 	stPoll(t, 2*time.Minute, r, "the checkpoint after the snapshot", func() bool { _, err := os.Stat(cp); return err == nil })
 	src.Exec(t, isSignal)
 	stPoll(t, 2*time.Minute, r, "incremental snapshot lines", func() bool {
-		c := stLoadCP(t, cp)
-		return strings.Contains(string(c.Incremental), `"rows":`) && !strings.Contains(string(c.Incremental), `"rows":0`)
+		var st snap.State
+		if err := json.Unmarshal(stLoadCP(t, cp).Incremental, &st); err != nil || len(st.Tables) == 0 {
+			return false
+		}
+		return st.Tables[0].Rows > 0
 	})
 	r.kill9()
 	killedInside := !strings.Contains(r.errText(), "incremental snapshot of `rp`.`lost` done")
