@@ -23,6 +23,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
 	snap "github.com/binlogcdc/binlogcdc/snapshot"
 )
 
@@ -336,5 +337,50 @@ func TestIncrementalSnapshotNewTables(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("folded lines hold %d tables, want 2", len(got))
+	}
+}
+
+// TestIncrementalSnapshotKafka: --to kafka:// gets a requested table's
+// rows as snapshot records on its topic, each keyed by its primary key,
+// each row once (the source is idle meanwhile).
+func TestIncrementalSnapshotKafka(t *testing.T) {
+	g := rpSeed(t)
+	src := isSource(t, g)
+	brokers := kafkatest.Cluster(t)
+	prefix := kafkatest.Prefix(t)
+	dir := t.TempDir()
+	r := stStart(t, dir, "1", nil, "--source", src.DSN(), "--from", "now", "--tables", "rp.lost", "--signal-table", "ctl.signal",
+		"--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, "--checkpoint", filepath.Join(dir, "cp.json"))
+	stPoll(t, time.Minute, r, "the stream to start", r.ready)
+	src.Exec(t, "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later')")
+	stPoll(t, 2*time.Minute, r, "the incremental snapshot", func() bool {
+		return strings.Contains(r.errText(), "incremental snapshot of `rp`.`later` done")
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
+	}
+	recs := kafkatest.Consume(t, brokers, []string{prefix + ".rp.later"}, false)
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		var l kfLine
+		if err := json.Unmarshal(rec.Value, &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Op != "snapshot" {
+			t.Fatalf("a %s record on %s", l.Op, rec.Topic)
+		}
+		id := string(l.After["id"])
+		l.Op = "insert" // key() treats it as an insert
+		if k := l.key(); string(k) != string(rec.Key) {
+			t.Errorf("record of id %s keyed %s, want %s", id, rec.Key, k)
+		}
+		if seen[id] {
+			t.Errorf("id %s twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != isLaterRows {
+		t.Errorf("%d rows of rp.later on Kafka, want %d", len(seen), isLaterRows)
 	}
 }
