@@ -219,26 +219,7 @@ func TestSnapshotResumeJSONFold(t *testing.T) {
 		t.Fatalf("snapshot: exit %d: %s", code, errOut)
 	}
 	want := ssFold(t, final)
-	for name, w := range want {
-		if gr := got[name]; strings.Join(gr, "\n") != strings.Join(w, "\n") {
-			i := 0
-			for i < len(gr) && i < len(w) && gr[i] == w[i] {
-				i++
-			}
-			at := func(l []string) string {
-				if i < len(l) {
-					return clip(l[i])
-				}
-				return "(end)"
-			}
-			t.Errorf("%s: folded lines give %d rows, the source %d; first difference at %d:\n got  %s\n want %s", name, len(gr), len(w), i, at(gr), at(w))
-		}
-	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("folded lines hold table %s, which the source has not", name)
-		}
-	}
+	ssCompareFold(t, got, want)
 	t.Logf("%d workload rounds, %d lines (%d snapshot rows)", ops.Load(), strings.Count(string(lines), "\n"), strings.Count(string(lines), `{"op":"snapshot"`))
 }
 

@@ -148,6 +148,34 @@ type ssLine struct {
 	RawB   json.RawMessage            `json:"-"`
 }
 
+// ssCompareFold compares JSON lines folded by key (ssFold) with the
+// source's tables folded the same way, naming the first difference.
+func ssCompareFold(t *testing.T, got, want map[string][]string) {
+	t.Helper()
+	for name, w := range want {
+		gr := got[name]
+		if strings.Join(gr, "\n") == strings.Join(w, "\n") {
+			continue
+		}
+		i := 0
+		for i < len(gr) && i < len(w) && gr[i] == w[i] {
+			i++
+		}
+		at := func(l []string) string {
+			if i < len(l) {
+				return clip(l[i])
+			}
+			return "(end)"
+		}
+		t.Errorf("%s: folded lines give %d rows, the source %d; first difference at %d:\n got  %s\n want %s", name, len(gr), len(w), i, at(gr), at(w))
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("folded lines hold table %s, which the source has not", name)
+		}
+	}
+}
+
 // ssFold applies JSON lines (snapshot rows, then changes) to tables of
 // rows: keyed by the primary key, or a multiset of whole rows for a
 // table without one. It returns each table's rows, sorted.
@@ -282,27 +310,7 @@ func TestSnapshotStreamJSONFold(t *testing.T) {
 	if len(want["rp.big"]) == 0 || len(want["rp.types"]) == 0 {
 		t.Fatalf("the final snapshot lacks tables: %v", len(want))
 	}
-	for name, w := range want {
-		gr := got[name]
-		if strings.Join(gr, "\n") != strings.Join(w, "\n") {
-			i := 0
-			for i < len(gr) && i < len(w) && gr[i] == w[i] {
-				i++
-			}
-			at := func(l []string) string {
-				if i < len(l) {
-					return clip(l[i])
-				}
-				return "(end)"
-			}
-			t.Errorf("%s: folded lines give %d rows, the source %d; first difference at %d:\n got  %s\n want %s", name, len(gr), len(w), i, at(gr), at(w))
-		}
-	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("folded lines hold table %s, which the source has not", name)
-		}
-	}
+	ssCompareFold(t, got, want)
 	t.Logf("%d workload rounds, %d lines (%d snapshot rows, %d inserts, %d updates, %d deletes)", ops.Load(), strings.Count(string(lines), "\n"),
 		strings.Count(string(lines), `{"op":"snapshot"`), strings.Count(string(lines), `{"op":"insert"`),
 		strings.Count(string(lines), `{"op":"update"`), strings.Count(string(lines), `{"op":"delete"`))
