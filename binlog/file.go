@@ -233,10 +233,15 @@ func (s *FileSource) open(name string) error {
 		return fmt.Errorf("binlog: %w", err)
 	}
 	s.f, s.name, s.base, s.size = f, name, filepath.Base(name), st.Size()
+	// The file is read as it was when opened, up to s.size, which
+	// readEvent checks each event against: a server still writing it
+	// (the last file of a live server, where MariaDB appends its
+	// BINLOG_CHECKPOINT from a background thread after a rotation) must
+	// not show the reader an event header past that end.
 	if s.r == nil {
-		s.r = bufio.NewReaderSize(f, 256<<10)
+		s.r = bufio.NewReaderSize(io.NewSectionReader(f, 0, s.size), 256<<10)
 	} else {
-		s.r.Reset(f)
+		s.r.Reset(io.NewSectionReader(f, 0, s.size))
 	}
 	var magic [4]byte
 	if _, err := io.ReadFull(s.r, magic[:]); err != nil || !bytes.Equal(magic[:], Magic) {
@@ -266,10 +271,7 @@ func (s *FileSource) open(name string) error {
 		fde := *ev
 		fde.Raw = append([]byte(nil), ev.Raw...)
 		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
-		if _, err := s.f.Seek(int64(s.start.Offset), io.SeekStart); err != nil {
-			return fmt.Errorf("binlog: %w", err)
-		}
-		s.r.Reset(s.f)
+		s.r.Reset(io.NewSectionReader(s.f, int64(s.start.Offset), s.size-int64(s.start.Offset)))
 		s.off = int64(s.start.Offset)
 		s.startAt = s.off
 		s.start = change.Position{}

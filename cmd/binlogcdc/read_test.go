@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
@@ -270,7 +271,32 @@ func multiFileServer(t *testing.T) *testserver.Server {
 	srv.FlushLogs(t)
 	srv.Exec(t, at("13:00"), "UPDATE a SET v = 'a1x' WHERE id = 1",
 		at("14:00"), "DELETE FROM b WHERE id = 1", "SET TIMESTAMP = DEFAULT")
+	waitCheckpoint(t, srv)
 	return srv
+}
+
+// waitCheckpoint waits until MariaDB has written, in its current binlog,
+// the Binlog_checkpoint event naming that file: its binlog background
+// thread appends it some time after a rotation (up to a second), after
+// the transactions that follow. Until then the file grows under a reader;
+// after it, with no more statements, it stays as it is.
+func waitCheckpoint(t testing.TB, srv *testserver.Server) {
+	t.Helper()
+	files := srv.BinlogFiles(t)
+	last := filepath.Base(files[len(files)-1])
+	deadline := time.Now().Add(2 * time.Minute) // a guard against a hang, not a timing assertion
+	for {
+		evs := showEvents(t, srv, last)
+		for _, ev := range evs {
+			if ev.typ == "Binlog_checkpoint" && ev.info == last {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Binlog_checkpoint for %s in it after 2 minutes: %+v", last, evs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestReadMultiFile: following ROTATEs across files, the .index file, and
