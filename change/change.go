@@ -75,6 +75,12 @@ type Change struct {
 	Pos      Position
 	RowIndex int
 
+	// CommitPos is, for a change of an XA transaction (held back at its
+	// XA PREPARE, emitted at its XA COMMIT), the position of the XA
+	// COMMIT: where the change takes effect. Zero otherwise (the change
+	// takes effect with its own transaction, at Pos).
+	CommitPos Position
+
 	// ServerID is the server_id in the event's header: the server that
 	// first wrote the change.
 	ServerID uint32

@@ -335,22 +335,24 @@ func (ct *covTable) visible(k []change.Value, pos change.Position) (bool, error)
 
 // Reconcile makes a row change fit what the consumer holds, in place. For
 // a covered table, an image (before or after) is visible when its key's
-// chunk was read at or before the change's position: both visible, the
-// change is kept as it is; only the before image, it becomes a Delete of
-// it; only the after image, an Insert of it; neither, it is dropped (keep
-// false). Changes of tables not covered, and DDL, are kept (see
-// CheckDDL).
+// chunk was read at or before the position where the change takes effect
+// (ch.CommitPos for an XA transaction's change, else ch.Pos): both
+// visible, the change is kept as it is; only the before image, it
+// becomes a Delete of it; only the after image, an Insert of it; neither,
+// it is dropped (keep false). Changes of tables not covered, and DDL, are
+// kept (see CheckDDL).
 //
 // An after image that becomes an Insert must be whole: with
 // binlog_row_image MINIMAL or NOBLOB it may not be, and that is an error
 // naming the position (a partial row is never written).
 func (c *Coverage) Reconcile(ch *change.Change) (keep bool, err error) {
-	return c.ReconcileAt(ch, ch.Pos)
-}
-
-// ReconcileAt is Reconcile for a change whose transaction commits at pos
-// (an XA transaction's changes, which take effect at its XA COMMIT).
-func (c *Coverage) ReconcileAt(ch *change.Change, pos change.Position) (keep bool, err error) {
+	pos := ch.Pos
+	if ch.CommitPos.File != "" {
+		// An XA transaction's change takes effect where it commits: a
+		// chunk read between its XA PREPARE and its XA COMMIT does not
+		// hold it.
+		pos = ch.CommitPos
+	}
 	if c.Empty() || ch.Table == nil || ch.Op == change.DDL {
 		return true, nil
 	}

@@ -354,3 +354,26 @@ func TestCoverageMergesOneRunsChunks(t *testing.T) {
 		t.Fatalf("chunks %+v", tc.Chunks)
 	}
 }
+
+// An XA transaction's change takes effect at its XA COMMIT (CommitPos),
+// not where its rows were logged before XA PREPARE: a chunk read in
+// between does not hold it.
+func TestCoverageXACommitPos(t *testing.T) {
+	c := testCoverage(t)
+	tbl := covTableDef()
+	prepared, committed := covPos("binlog.000002", 450), covPos("binlog.000002", 600)
+	// Key 25's chunk was read at binlog.000002:500, between the two.
+	ch := change.Change{Op: change.Insert, Table: tbl, After: row(25, "xa"), Pos: prepared}
+	if keep, err := c.Reconcile(&ch); err != nil || keep {
+		t.Fatalf("without a commit position: keep %v, %v; want dropped", keep, err)
+	}
+	ch = change.Change{Op: change.Insert, Table: tbl, After: row(25, "xa"), Pos: prepared, CommitPos: committed}
+	if keep, err := c.Reconcile(&ch); err != nil || !keep || ch.Op != change.Insert {
+		t.Fatalf("committed after the chunk: keep %v op %v, %v; want the insert", keep, ch.Op, err)
+	}
+	// An update from a key read before into one read after the commit.
+	ch = change.Change{Op: change.Update, Table: tbl, Before: row(5, "a"), After: row(35, "b"), Pos: prepared, CommitPos: committed}
+	if keep, err := c.Reconcile(&ch); err != nil || !keep || ch.Op != change.Delete {
+		t.Fatalf("update into no chunk: keep %v op %v, %v; want a delete", keep, ch.Op, err)
+	}
+}

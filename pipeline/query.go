@@ -104,10 +104,12 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 		ts, micro := p.eventTime(ev)
 		for i := range held {
 			c := &held[i]
-			c.GTID, c.Time, c.TimeMicro = p.tx.gtid, ts, micro
+			// It takes effect where it commits: a coverage (this
+			// pipeline's, or a sink's: snapshot.Incremental) reconciles
+			// it there.
+			c.GTID, c.Time, c.TimeMicro, c.CommitPos = p.tx.gtid, ts, micro, ev.Pos
 			if p.cov != nil {
-				// It takes effect where it commits.
-				keep, err := p.cov.ReconcileAt(c, ev.Pos)
+				keep, err := p.cov.Reconcile(c)
 				if err != nil {
 					return err
 				}

@@ -30,8 +30,10 @@ import (
 //     the coverage with Pc.
 //   - The stream's changes to such a table pass through the coverage: an
 //     image is visible when its key's chunk was read at or before the
-//     change's position. So each key's history is its snapshot row at Pc,
-//     then its changes after Pc, once each, in the source's order.
+//     position where the change takes effect (its own, or its XA
+//     COMMIT's: change.Change.CommitPos). So each key's history is its
+//     snapshot row at Pc, then its changes after Pc, once each, in the
+//     source's order.
 //   - Once the last chunk is read and the stream has passed its position,
 //     the table is streamed as before.
 //
