@@ -329,7 +329,11 @@ func TestIncrementalSnapshotKafka(t *testing.T) {
 	brokers := kafkatest.Cluster(t)
 	prefix := kafkatest.Prefix(t)
 	dir := t.TempDir()
-	r := stStart(t, dir, "1", nil, "--source", src.DSN(), "--from", "now", "--tables", "rp.lost", "--signal-table", "ctl.signal",
+	// --from earliest (the binlogs begin after isSource's tables were
+	// filled): with --from now the signal, inserted once the stream
+	// says it connected, could land before the position it starts at,
+	// which it reads after saying so, and never be seen.
+	r := stStart(t, dir, "1", nil, "--source", src.DSN(), "--from", "earliest", "--tables", "rp.lost", "--signal-table", "ctl.signal",
 		"--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, "--checkpoint", filepath.Join(dir, "cp.json"))
 	stPoll(t, time.Minute, r, "the stream to start", r.ready)
 	src.Exec(t, "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later')")
