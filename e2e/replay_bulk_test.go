@@ -111,14 +111,14 @@ func TestReplayBulkConflict(t *testing.T) {
 }
 
 // TestReplayBulkKill9 kills replay with SIGKILL again and again while it
-// loads transactions of 1000 inserts with LOAD DATA: every restart
+// loads 60 transactions of 1000 inserts with LOAD DATA: every restart
 // resumes at the checkpoint, and the target ends equal to the source.
 func TestReplayBulkKill9(t *testing.T) {
 	g := rpSeed(t)
 	src := testserver.Start(t, testserver.Options{})
 	dst := testserver.Start(t, testserver.Options{})
 	rpMysql(t, src, []byte("CREATE DATABASE bk;\nCREATE TABLE bk.t (id INT PRIMARY KEY, s VARCHAR(30), b VARBINARY(10), u VARCHAR(5) CHARACTER SET utf8mb4);\n"))
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 60; i++ {
 		var b strings.Builder
 		fmt.Fprintf(&b, "INSERT INTO bk.t VALUES ")
 		for j := 0; j < 1000; j++ {
@@ -132,7 +132,10 @@ func TestReplayBulkKill9(t *testing.T) {
 	}
 	end := rpMasterPos(t, src)
 	args := []string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/"}
-	runs, kills := rpKillLoop(t, g, args, 8, 20, 300)
+	// Waits short enough for kills to land on an idle machine, where a
+	// whole run of LOAD DATA batches takes a few hundred milliseconds
+	// (with 20-320 ms waits, two kills once left too little to kill).
+	runs, kills := rpKillLoop(t, g, args, 8, 5, 60)
 	t.Logf("%d runs, %d killed with SIGKILL", runs, kills)
 	if kills < 3 {
 		t.Errorf("only %d kills landed while replaying (want ≥ 3): make the workload bigger", kills)
