@@ -7,6 +7,7 @@
 #             vs bench/goparse (go-mysql's BinlogParser, events discarded);
 #             and binlogcdc's row changes per CPU-second (user+sys), also
 #             on the 1M-row transaction (which spills to a temporary file)
+#             and on the replay workload's binlog (bench/gen.sh replay)
 #   catch-up  binlogcdc stream --from earliest on a server whose binlog is
 #             FILE, vs binlogcdc read FILE: CPU-seconds into a pipe and
 #             into a file with -o (bench/catchup), and the output checked
@@ -28,6 +29,9 @@
 #             Alone: bench/compare.sh memory
 #   live      binlogcdc stream: lag from commit to JSON line at a steady
 #             rate (bench/lag), p50 and p99
+#   summary   the scale targets of issue 15 (recover RSS, large-row RSS,
+#             replay vs LOAD DATA, read rows per CPU-second, stream vs
+#             read CPU), each beside this run's figure: met or not
 #
 # It builds everything, generates the input with bench/gen.sh (cached in
 # $BENCH_DIR, default /tmp/binlogcdc-bench), runs each pair $RUNS times
@@ -101,6 +105,7 @@ loaddata() {
 	local rw lw
 	rw=$(median "$RES/ld-replay")
 	lw=$(median "$RES/ld-load")
+	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw" >"$RES/loaddata.kv"
 	cat <<-EOF
 	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
 	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay" 2) s, binlogcdc $(median "$RES/ld-replay" 3) s")
@@ -129,6 +134,30 @@ catchup() {
 	mdb_stop "$MDB_PID"
 	rm -rf "$BENCH_DIR/catchup-source" "$BENCH_DIR/catchup-tpl"
 	log "catch-up done (load $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+
+# summary prints the scale targets (issue 15) beside this run's figures,
+# each from the results above: met or not.
+summary() {
+	kv() { sed -n "s/.*\<$2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
+	verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN {ok = (d == "le") ? v <= t : v >= t; print ok ? "met" : "NOT met"}'; }
+	local rec big_r big_to rowmb ldr rps cu lim
+	rec=$(kv "$RES/memory.kv" recover_max_mib)
+	rowmb=$(kv "$RES/memory.kv" bigrow_mib)
+	big_r=$(kv "$RES/memory.kv" bigrow_read_mib)
+	big_to=$(kv "$RES/memory.kv" bigrow_to_mib)
+	lim=$(awk -v r="$rowmb" 'BEGIN {print 2*r+64}')
+	ldr=$(kv "$RES/loaddata.kv" ratio)
+	rps=$(awk -v c="$rbc" 'BEGIN {printf "%.0f", 1110000/c}')
+	cu=$(cuv ratio)
+	echo
+	echo "scale targets (issue 15), every figure from this run"
+	row "recover peak RSS, largest of $(kv "$RES/memory.kv" recover_sizes) rows" "$rec MiB" "<= 128 MiB: $(verdict "$rec" 128 le)"
+	row "read, one $rowmb MiB row: peak RSS" "$big_r MiB" "<= 2x row + 64 MiB: $(verdict "$big_r" "$lim" le)"
+	row "read --to, one $rowmb MiB row: peak RSS" "$big_to MiB" "<= 2x row + 64 MiB: $(verdict "$big_to" "$lim" le)"
+	row "replay vs LOAD DATA INFILE (speed ratio)" "${ldr}x" ">= 0.8x: $(verdict "$ldr" 0.8 ge)"
+	row "read, row changes per CPU-s (replay.binlog)" "$rps" ">= 1.5M: $(verdict "$rps" 1500000 ge)"
+	row "stream catch-up CPU / read CPU (into a pipe)" "${cu}x" "<= 1.5x: $(verdict "$cu" 1.5 le)"
 }
 
 log "building binlogcdc, goparse, lag"
@@ -187,6 +216,12 @@ for i in $(seq 1 "$RUNS"); do
 	timed mariadb-binlog mariadb-binlog --verbose --base64-output=DECODE-ROWS "$WL"
 	timed goparse "$BIN/goparse" "$WL"
 done
+bench/gen.sh replay
+RB=$BENCH_DIR/data/replay-tx1000/replay.binlog
+log "read: $RUNS runs on $(basename "$(dirname "$RB")")/$(basename "$RB") (1M inserts, 100k updates, 10k deletes)"
+for i in $(seq 1 "$RUNS"); do
+	timed replayread "$BIN/binlogcdc" read "$RB"
+done
 log "memory: $RUNS runs on $(basename "$BIG") (one transaction of 1M rows)"
 for i in $(seq 1 "$RUNS"); do
 	timed bigtx "$BIN/binlogcdc" read "$BIG"
@@ -220,7 +255,7 @@ else
 fi
 
 ld=$(loaddata)
-mem=$(bench/memory.sh)
+mem=$(MEM_KV=$RES/memory.kv bench/memory.sh)
 
 catchup
 cu=$(cat "$RES/catchup")
@@ -238,6 +273,7 @@ lagv() { echo "$lag" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 b=$(median "$RES/binlogcdc")
 bc=$(cpu "$RES/binlogcdc")
 bigc=$(cpu "$RES/bigtx")
+rbc=$(cpu "$RES/replayread")
 m=$(median "$RES/mariadb-binlog")
 g=$(median "$RES/goparse")
 rb=$(median "$RES/replay-binlogcdc")
@@ -258,6 +294,7 @@ $(row "goparse (go-mysql BinlogParser, events discarded)" "$g" "binlogcdc $(rati
 binlogcdc read, row changes per CPU-second (user+sys, median of $RUNS)
 $(row "$(basename "$WL") ($wl_events rows, one per transaction)" "$(awk -v r="$wl_events" -v c="$bc" 'BEGIN {printf "%.0f", r/c}')" "$bc CPU-s")
 $(row "$(basename "$BIG") (1M rows in one transaction)" "$(awk -v c="$bigc" 'BEGIN {printf "%.0f", 1000000/c}')" "$bigc CPU-s")
+$(row "replay-tx1000/replay.binlog (1.11M rows, 1000 a transaction)" "$(awk -v c="$rbc" 'BEGIN {printf "%.0f", 1110000/c}')" "$rbc CPU-s")
 
 stream --from earliest catching up on $(basename "$WL") vs read of it (CPU-s, median of $RUNS; same output)
 $(row "into a pipe: stream / read" "$(cuv stream) / $(cuv read)" "stream $(cuv ratio)x read's CPU")
@@ -279,3 +316,4 @@ $mem
 live: binlogcdc stream, commit to JSON line, $(lagv rows) rows at $(lagv rate) rows/s
   p50 $(lagv p50_ms) ms   p90 $(lagv p90_ms) ms   p99 $(lagv p99_ms) ms   max $(lagv max_ms) ms
 EOF
+summary

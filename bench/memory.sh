@@ -28,6 +28,9 @@ mkdir -p "$BIN"
 go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
+# kvout KEY=VALUE…: machine-readable results for bench/compare.sh.
+kvout() { echo "$*" >>"${MEM_KV:-/dev/null}"; }
+recmax=0
 echo "peak RSS (MiB; wall s and CPU s are as loaded as the machine: $(cut -d' ' -f1-3 /proc/loadavg))"
 for n in $RECOVER_ROWS; do
 	d=$BENCH_DIR/recover-$n
@@ -37,6 +40,7 @@ for n in $RECOVER_ROWS; do
 	/usr/bin/time -f '%M %e %U %S' -o "$d/time" "$BIN/binlogcdc" recover --table rb.t --incarnation 1 -o "$d/recovered.sql" "$bl" 2>"$d/recover.log" ||
 		{ cat "$d/recover.log" >&2; exit 1; }
 	read -r rss wall usr sys <"$d/time"
+	recmax=$(awk -v a="$recmax" -v b="$(mib "$rss")" 'BEGIN {print (b > a) ? b : a}')
 	printf '  recover, %8d inserts + %7d updates + %6d deletes  %7s MiB   %s s wall, %s CPU-s, %s MB of SQL\n' \
 		"$n" $((n / 10)) $((n / 100)) "$(mib "$rss")" "$wall" "$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')" $(($(stat -c %s "$d/recovered.sql") / 1000000))
 	if [ "${INMEM:-1}" = 1 ]; then
@@ -50,6 +54,8 @@ for n in $RECOVER_ROWS; do
 	fi
 	rm -f "$d/recovered.sql" "$d/recovered-mem.sql"
 done
+
+kvout "recover_max_mib=$recmax recover_sizes=$(echo "$RECOVER_ROWS" | tr ' ' /)"
 
 d=$BENCH_DIR/bigrow-$BIG_ROW_MB
 big=(--max-allowed-packet=1G)
@@ -67,8 +73,10 @@ if [ ! -f "$d/big.binlog" ]; then
 fi
 /usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" >/dev/null 2>"$d/read.log" || { cat "$d/read.log" >&2; exit 1; }
 printf '  read > /dev/null, one %d MB LONGBLOB row                  %7s MiB\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")"
+kvout "bigrow_mib=$BIG_ROW_MB bigrow_read_mib=$(mib "$(cat "$d/time")")"
 mdb_start "$BENCH_DIR/bigrow-dst" "${big[@]}"
 /usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/" 2>"$d/to.log" || { cat "$d/to.log" >&2; exit 1; }
 printf '  read --to mysql://, one %d MB LONGBLOB row                %7s MiB   (target: LENGTH %s)\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" "$(mdb -e 'SELECT LENGTH(b) FROM big.t')"
+kvout "bigrow_to_mib=$(mib "$(cat "$d/time")")"
 mdb_stop "$MDB_PID"
 rm -rf "$BENCH_DIR/bigrow-dst"
