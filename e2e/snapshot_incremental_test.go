@@ -62,32 +62,21 @@ func isTables() []string {
 // inserts, updates, key changes and deletes on rp.later and on the keys
 // of rp.lost above 2500 (the consumer keeps those).
 func isWorkload(t *testing.T, src *testserver.Server, g *rpGen, stop chan struct{}) (done chan struct{}, ops *atomic.Int64) {
-	done, ops = make(chan struct{}), &atomic.Int64{}
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			rpWorkload(t, src, g, 10, false)
-			a, b, c := 1+g.pick(isLaterRows), 1+g.pick(isLaterRows), 1+g.pick(isLaterRows)
-			x, y, z := 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500)
-			src.Exec(t, "BEGIN",
-				fmt.Sprintf("UPDATE rp.later SET n = n + 1, v = 'changed' WHERE id = %d", a),
-				fmt.Sprintf("DELETE FROM rp.later WHERE id = %d", b),
-				fmt.Sprintf("INSERT INTO rp.later VALUES (%d, 'new', %d)", isLaterRows+i+1, i),
-				fmt.Sprintf("UPDATE IGNORE rp.later SET id = id + 1000000 WHERE id = %d", c),
-				fmt.Sprintf("UPDATE rp.lost SET n = n + 1 WHERE id = %d", x),
-				fmt.Sprintf("DELETE FROM rp.lost WHERE id = %d", y),
-				fmt.Sprintf("INSERT INTO rp.lost VALUES (%d, 'new', %d)", 100000+i, i),
-				fmt.Sprintf("UPDATE IGNORE rp.lost SET id = id + 500000 WHERE id = %d", z),
-				"COMMIT")
-			ops.Add(1)
-		}
-	}()
-	return done, ops
+	return rpUntil(stop, func(i int) {
+		rpWorkload(t, src, g, 10, false)
+		a, b, c := 1+g.pick(isLaterRows), 1+g.pick(isLaterRows), 1+g.pick(isLaterRows)
+		x, y, z := 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500), 2501+g.pick(isLostRows-2500)
+		src.Exec(t, "BEGIN",
+			fmt.Sprintf("UPDATE rp.later SET n = n + 1, v = 'changed' WHERE id = %d", a),
+			fmt.Sprintf("DELETE FROM rp.later WHERE id = %d", b),
+			fmt.Sprintf("INSERT INTO rp.later VALUES (%d, 'new', %d)", isLaterRows+i+1, i),
+			fmt.Sprintf("UPDATE IGNORE rp.later SET id = id + 1000000 WHERE id = %d", c),
+			fmt.Sprintf("UPDATE rp.lost SET n = n + 1 WHERE id = %d", x),
+			fmt.Sprintf("DELETE FROM rp.lost WHERE id = %d", y),
+			fmt.Sprintf("INSERT INTO rp.lost VALUES (%d, 'new', %d)", 100000+i, i),
+			fmt.Sprintf("UPDATE IGNORE rp.lost SET id = id + 500000 WHERE id = %d", z),
+			"COMMIT")
+	})
 }
 
 func TestIncrementalSnapshotToMySQL(t *testing.T) {

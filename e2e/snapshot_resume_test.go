@@ -48,36 +48,25 @@ func srSource(t *testing.T, g *rpGen) *testserver.Server {
 // and on the big tables updates, deletes, inserts and key updates that
 // move rows to the first and the last chunk.
 func srWorkload(t *testing.T, src *testserver.Server, g *rpGen, stop chan struct{}) (done chan struct{}, ops *atomic.Int64) {
-	done, ops = make(chan struct{}), &atomic.Int64{}
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			rpWorkload(t, src, g, 10, false)
-			id := 1 + g.pick(srBigRows)
-			src.Exec(t, "BEGIN",
-				fmt.Sprintf("UPDATE rp.big SET n = n + 1, v = 'changed' WHERE id = %d", id),
-				fmt.Sprintf("DELETE FROM rp.big WHERE id = %d", srBigRows-id+1),
-				fmt.Sprintf("INSERT INTO rp.big VALUES (%d, 'new', %d)", srBigRows+i+1, i),
-				fmt.Sprintf("UPDATE IGNORE rp.big SET id = -id WHERE id = %d", 1+g.pick(srBigRows)),
-				fmt.Sprintf("UPDATE IGNORE rp.big SET id = id + 1000000 WHERE id = %d", 1+g.pick(srBigRows)),
-				fmt.Sprintf("UPDATE IGNORE rp.ck SET a = a + 5000 WHERE a = %d", g.pick(2000)),
-				fmt.Sprintf("UPDATE rp.ck SET v = 'u%d' WHERE a = %d", i, g.pick(2000)),
-				fmt.Sprintf("DELETE FROM rp.ck WHERE a = %d", g.pick(2000)),
-				fmt.Sprintf("INSERT IGNORE INTO rp.ck VALUES (%d, '2021-01-01 00:00:00.%03d', 'n')", g.pick(3000), i%1000),
-				fmt.Sprintf("UPDATE rp.ct SET v = v + 1 WHERE k = 'Key %d'", 1+g.pick(6000)),
-				fmt.Sprintf("UPDATE IGNORE rp.ct SET k = CONCAT('moved ', k) WHERE k = 'Key %d'", 1+g.pick(6000)),
-				fmt.Sprintf("DELETE FROM rp.ct WHERE k = 'key %d'", 1+g.pick(6000)),
-				fmt.Sprintf("INSERT IGNORE INTO rp.ct VALUES ('new %d', %d)", i, i),
-				"COMMIT")
-			ops.Add(1)
-		}
-	}()
-	return done, ops
+	return rpUntil(stop, func(i int) {
+		rpWorkload(t, src, g, 10, false)
+		id := 1 + g.pick(srBigRows)
+		src.Exec(t, "BEGIN",
+			fmt.Sprintf("UPDATE rp.big SET n = n + 1, v = 'changed' WHERE id = %d", id),
+			fmt.Sprintf("DELETE FROM rp.big WHERE id = %d", srBigRows-id+1),
+			fmt.Sprintf("INSERT INTO rp.big VALUES (%d, 'new', %d)", srBigRows+i+1, i),
+			fmt.Sprintf("UPDATE IGNORE rp.big SET id = -id WHERE id = %d", 1+g.pick(srBigRows)),
+			fmt.Sprintf("UPDATE IGNORE rp.big SET id = id + 1000000 WHERE id = %d", 1+g.pick(srBigRows)),
+			fmt.Sprintf("UPDATE IGNORE rp.ck SET a = a + 5000 WHERE a = %d", g.pick(2000)),
+			fmt.Sprintf("UPDATE rp.ck SET v = 'u%d' WHERE a = %d", i, g.pick(2000)),
+			fmt.Sprintf("DELETE FROM rp.ck WHERE a = %d", g.pick(2000)),
+			fmt.Sprintf("INSERT IGNORE INTO rp.ck VALUES (%d, '2021-01-01 00:00:00.%03d', 'n')", g.pick(3000), i%1000),
+			fmt.Sprintf("UPDATE rp.ct SET v = v + 1 WHERE k = 'Key %d'", 1+g.pick(6000)),
+			fmt.Sprintf("UPDATE IGNORE rp.ct SET k = CONCAT('moved ', k) WHERE k = 'Key %d'", 1+g.pick(6000)),
+			fmt.Sprintf("DELETE FROM rp.ct WHERE k = 'key %d'", 1+g.pick(6000)),
+			fmt.Sprintf("INSERT IGNORE INTO rp.ct VALUES ('new %d', %d)", i, i),
+			"COMMIT")
+	})
 }
 
 // srKills runs the snapshot, killed (as kill -9, by the test hook) at

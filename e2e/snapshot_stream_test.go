@@ -39,26 +39,15 @@ func ssSource(t *testing.T, g *rpGen) *testserver.Server {
 // (updates, deletes, new keys), so rows change while the snapshot reads
 // them.
 func ssWorkload(t *testing.T, src *testserver.Server, g *rpGen, stop chan struct{}) (done chan struct{}, ops *atomic.Int64) {
-	done, ops = make(chan struct{}), &atomic.Int64{}
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			rpWorkload(t, src, g, 20, false)
-			id := 1 + g.pick(ssBigRows)
-			src.Exec(t, "BEGIN",
-				fmt.Sprintf("UPDATE rp.big SET n = n + 1, v = 'changed' WHERE id = %d", id),
-				fmt.Sprintf("DELETE FROM rp.big WHERE id = %d", ssBigRows-id+1),
-				fmt.Sprintf("INSERT INTO rp.big VALUES (%d, 'new', %d)", ssBigRows+i+1, i),
-				"COMMIT")
-			ops.Add(1)
-		}
-	}()
-	return done, ops
+	return rpUntil(stop, func(i int) {
+		rpWorkload(t, src, g, 20, false)
+		id := 1 + g.pick(ssBigRows)
+		src.Exec(t, "BEGIN",
+			fmt.Sprintf("UPDATE rp.big SET n = n + 1, v = 'changed' WHERE id = %d", id),
+			fmt.Sprintf("DELETE FROM rp.big WHERE id = %d", ssBigRows-id+1),
+			fmt.Sprintf("INSERT INTO rp.big VALUES (%d, 'new', %d)", ssBigRows+i+1, i),
+			"COMMIT")
+	})
 }
 
 // ssCaughtUp reports whether pos (FILE:POS) is the end of src's last

@@ -344,3 +344,23 @@ func stWorkload(conn *client.Conn, db string, txns int, committed *atomic.Int64,
 	}()
 	return done
 }
+
+// rpUntil calls round(0), round(1), … in a goroutine of its own until stop
+// is closed (a background workload); ops counts the rounds done, and done
+// is closed when it has returned.
+func rpUntil(stop chan struct{}, round func(i int)) (done chan struct{}, ops *atomic.Int64) {
+	done, ops = make(chan struct{}), &atomic.Int64{}
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			round(i)
+			ops.Add(1)
+		}
+	}()
+	return done, ops
+}
