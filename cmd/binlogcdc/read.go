@@ -185,14 +185,15 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	}
 	defer src.Close()
 
-	out := stdout
+	out, closeOut := stdout, func() error { return nil }
 	if o.Output != "" {
 		f, err := os.Create(o.Output)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer f.Close() // a no-op after closeOut
 		out = f
+		closeOut = f.Close
 	}
 	var sk sink.Sink = jsonl.New(out, jsonl.Options{Format: enc})
 	if ks != nil { // --to kafka://…
@@ -214,6 +215,10 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(ctx); err != nil && runErr == nil {
 		runErr = err
+	}
+	// -o: a write the kernel reports only at close is an error too.
+	if err := closeOut(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("-o %s: %w", o.Output, err)
 	}
 	return runErr
 }

@@ -313,18 +313,23 @@ func (r *replayRun) sink(out io.Writer, stream bool) (sink.Sink, error) {
 	return r.text, nil
 }
 
-// summary prints what the run did.
-func (r *replayRun) summary(w io.Writer) {
+// summary prints what the run did; failed: it stopped with an error,
+// and SQL it formatted may not have reached the output.
+func (r *replayRun) summary(w io.Writer, failed bool) {
 	d := time.Since(r.started)
+	wrote := "wrote"
+	if failed {
+		wrote = "stopped with an error; it had formatted"
+	}
 	switch {
 	case r.applier != nil:
 		st := r.applier.Stats()
 		st.Print(w)
 	case r.text != nil:
-		fmt.Fprintf(w, "binlogcdc: wrote SQL for %d rows of %d transactions in %v (%.0f rows/s)\n",
-			r.text.Rows, r.text.Transactions, d.Round(time.Millisecond), float64(r.text.Rows)/d.Seconds())
+		fmt.Fprintf(w, "binlogcdc: %s SQL for %d rows of %d transactions in %v (%.0f rows/s)\n",
+			wrote, r.text.Rows, r.text.Transactions, d.Round(time.Millisecond), float64(r.text.Rows)/d.Seconds())
 	case r.flash != nil:
-		fmt.Fprintf(w, "binlogcdc: wrote flashback SQL undoing %d rows of %d transactions\n", r.flash.Rows, r.flash.Transactions)
+		fmt.Fprintf(w, "binlogcdc: %s flashback SQL undoing %d rows of %d transactions\n", wrote, r.flash.Rows, r.flash.Transactions)
 	}
 }
 
@@ -432,14 +437,15 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		start = s
 		logf("resuming at %s:%d (the target's checkpoint for replica %q)", start.File, start.Offset, o.Replay.ReplicaName)
 	}
-	out := stdout
+	out, closeOut := stdout, func() error { return nil }
 	if o.Output != "" {
 		f, err := os.Create(o.Output)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer f.Close() // a no-op after closeOut
 		out = f
+		closeOut = f.Close
 	}
 	sk, err := r.sink(out, false)
 	if err != nil {
@@ -466,6 +472,10 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}
-	r.summary(stderr)
+	// -o: a write the kernel reports only at close is an error too.
+	if err := closeOut(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("-o %s: %w", o.Output, err)
+	}
+	r.summary(stderr, runErr != nil)
 	return runErr
 }

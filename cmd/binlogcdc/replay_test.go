@@ -117,3 +117,22 @@ func TestReplayShop(t *testing.T) {
 		t.Errorf("second run: exit %d: %s", code, errb.String())
 	}
 }
+
+// TestOutputWriteFailure: -o on a full disk (/dev/full) fails with the
+// kernel's error and exit 1, for JSON lines and SQL, and the SQL summary
+// does not claim the SQL was written.
+func TestOutputWriteFailure(t *testing.T) {
+	for _, args := range [][]string{
+		{"read", "../../testdata/shop.binlog", "-o", "/dev/full"},
+		{"read", "../../testdata/shop.binlog", "--format", "sql", "-o", "/dev/full"},
+		{"read", "../../testdata/shop.binlog", "--format", "sql", "--flashback", "-o", "/dev/full"},
+	} {
+		_, errOut, code := cli(args...)
+		if code != 1 || !strings.Contains(errOut, "no space left on device") {
+			t.Errorf("%v: exit %d, want 1 with the write error:\n%s", args, code, errOut)
+		}
+		if strings.Contains(errOut, "binlogcdc: wrote") {
+			t.Errorf("%v: the summary claims the output was written:\n%s", args, errOut)
+		}
+	}
+}

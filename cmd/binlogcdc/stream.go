@@ -467,7 +467,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		err = serr
 	}
 	if rp != nil {
-		rp.summary(stderr) // replay.go
+		rp.summary(stderr, err != nil) // replay.go
 	}
 	return err
 }
