@@ -12,10 +12,12 @@ import (
 // binlogcdc can reproduce that order exactly: signed and unsigned
 // integers (Int, Uint, which also hold BIT and YEAR), ENUM (by index) and
 // SET (by bitmask), DECIMAL, DATE, DATETIME, TIMESTAMP, TIME, and binary
-// strings (Bytes: BINARY with its padding, VARBINARY, compared byte by
-// byte with no pad). Anything else (text in a collation, floats, JSON…)
-// is an error: such a key's table is held as a whole (TableCoverage.Key
-// nil). It returns -1, 0 or +1.
+// strings (Bytes: BINARY with its padding, VARBINARY, INET4 and INET6,
+// compared byte by byte with no pad). Anything else (text in a collation,
+// floats, JSON…) is an error: such a key's table is held as a whole
+// (TableCoverage.Key nil). Which column types a snapshot reads in key
+// ranges is snapshot.keyTypes, proven against the server there. It
+// returns -1, 0 or +1.
 func CompareKeys(a, b []change.Value) (int, error) {
 	if len(a) != len(b) {
 		return 0, fmt.Errorf("keys of %d and %d columns", len(a), len(b))

@@ -76,7 +76,7 @@ type Stats struct {
 //
 // With a State, the last key of each committed batch is a chunk
 // boundary: a table whose key order binlogcdc reproduces exactly (see
-// orderedKey) is recorded batch by batch, and a resumed run continues it
+// keyTypes) is recorded batch by batch, and a resumed run continues it
 // with WHERE key > the last boundary; any other table is recorded when it
 // is copied whole.
 func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, opts Options) (Stats, error) {
@@ -162,7 +162,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		if err != nil {
 			return st, s.err(ctx, "schema", err)
 		}
-		keyed := orderedKey(ts)
+		keyed := chunkable(ts)
 		var after []change.Value // continue after this key
 		if tc != nil && len(tc.Chunks) > 0 {
 			// Held in part (a table held whole with its chunk is complete).

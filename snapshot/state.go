@@ -10,6 +10,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -97,38 +98,6 @@ func fingerprint(t *tablemap.Table) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// orderedKey reports whether binlogcdc can reproduce the server's order of
-// the table's key exactly (pipeline.CompareKeys), so that it can be copied
-// and resumed in key-range chunks; otherwise it is copied and resumed as a
-// whole. Exact: whole columns of integer types, YEAR, BIT, DECIMAL, DATE,
-// DATETIME, TIMESTAMP, TIME, ENUM, SET, and binary strings (BINARY,
-// VARBINARY). Not: text in any collation (PAD SPACE, case- and
-// accent-folding), FLOAT/DOUBLE, UUID (MariaDB orders it by swapped
-// segments), INET4/INET6, prefix parts, and tables without a key.
-func orderedKey(ts *tableSchema) bool {
-	t := ts.table
-	if len(t.PrimaryKey) == 0 {
-		return false
-	}
-	for i, k := range t.PrimaryKey {
-		if t.PrimaryKeyPrefix[i] > 0 {
-			return false
-		}
-		base := strings.ToLower(ts.showTypes[k])
-		if j := strings.IndexAny(base, "( "); j >= 0 {
-			base = base[:j]
-		}
-		switch base {
-		case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year", "bit",
-			"decimal", "numeric", "date", "datetime", "timestamp", "time", "enum", "set",
-			"binary", "varbinary":
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // keyOf returns a copy of the key of row.
 func keyOf(t *tablemap.Table, row change.Row) []change.Value {
 	k := make([]change.Value, len(t.PrimaryKey))
@@ -140,56 +109,8 @@ func keyOf(t *tablemap.Table, row change.Row) []change.Value {
 
 // keyWhere is the condition "key > after" for a resumed table, as
 // (a > x) OR (a = x AND b > y) … (which the optimizer reads as ranges of
-// the key, unlike a row constructor on MariaDB).
+// the key, unlike a row constructor on MariaDB): the condition an
+// incremental snapshot's chunk reads with (sqltext.KeyRange).
 func keyWhere(t *tablemap.Table, after []change.Value) (string, error) {
-	lits := make([]string, len(after))
-	for i, v := range after {
-		l, err := keyLiteral(v)
-		if err != nil {
-			return "", err
-		}
-		lits[i] = l
-	}
-	var ors []string
-	for i := range after {
-		var ands []string
-		for j := 0; j < i; j++ {
-			ands = append(ands, tablemap.QuoteIdent(t.Columns[t.PrimaryKey[j]].Name)+" = "+lits[j])
-		}
-		ands = append(ands, tablemap.QuoteIdent(t.Columns[t.PrimaryKey[i]].Name)+" > "+lits[i])
-		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
-	}
-	return strings.Join(ors, " OR "), nil
-}
-
-// keyLiteral writes a key value as SQL that compares with its column as
-// the value does: ENUM and SET by their numbers, BIT as a number, binary
-// strings as hex, temporal values as their text (the session is UTC).
-func keyLiteral(v change.Value) (string, error) {
-	switch v.Kind() {
-	case change.Int:
-		return fmt.Sprint(v.Int()), nil
-	case change.Uint, change.Enum, change.Set:
-		return fmt.Sprint(v.Uint()), nil
-	case change.Decimal:
-		for _, c := range v.Bytes() {
-			if !(c >= '0' && c <= '9' || c == '-' || c == '.') {
-				return "", fmt.Errorf("DECIMAL key %q", v.Bytes())
-			}
-		}
-		return string(v.Bytes()), nil
-	case change.Date, change.Datetime, change.Timestamp, change.Time:
-		for _, c := range v.Bytes() {
-			if !(c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':' || c == ' ') {
-				return "", fmt.Errorf("temporal key %q", v.Bytes())
-			}
-		}
-		return "'" + string(v.Bytes()) + "'", nil
-	case change.Bytes:
-		if len(v.Bytes()) == 0 {
-			return "''", nil
-		}
-		return "X'" + hex.EncodeToString(v.Bytes()) + "'", nil
-	}
-	return "", fmt.Errorf("a key value of kind %s", v.Kind())
+	return sqltext.KeyRange(t, after, ">", false)
 }

@@ -59,19 +59,21 @@ func TestKeyWhere(t *testing.T) {
 	if w != want {
 		t.Fatalf("got  %s\nwant %s", w, want)
 	}
+	tbl1 := &tablemap.Table{Columns: []tablemap.Column{{Name: "a"}}, PrimaryKey: []int{0}}
 	for _, v := range []change.Value{change.UintValue(1 << 63), change.EnumValue(3, []byte("c")), change.TextValue(change.Decimal, []byte("-1.50")), change.TextValue(change.Bytes, nil)} {
-		if _, err := keyLiteral(v); err != nil {
+		if _, err := keyWhere(tbl1, []change.Value{v}); err != nil {
 			t.Errorf("%s: %v", v.Kind(), err)
 		}
 	}
-	for _, v := range []change.Value{change.TextValue(change.String, []byte("x")), change.TextValue(change.Decimal, []byte("1'; DROP")), change.TextValue(change.Date, []byte("2020-01-01'"))} {
-		if _, err := keyLiteral(v); err == nil {
-			t.Errorf("%s %q: no error", v.Kind(), v.Bytes())
+	for _, v := range []change.Value{change.TextValue(change.String, []byte("x")), change.TextValue(change.Decimal, []byte("1'; DROP")), change.TextValue(change.Date, []byte("2020-01-01'")),
+		change.Float64Value(1), change.NullValue()} {
+		if w, err := keyWhere(tbl1, []change.Value{v}); err == nil {
+			t.Errorf("%s %q: no error (%s)", v.Kind(), v.Bytes(), w)
 		}
 	}
 }
 
-func TestOrderedKey(t *testing.T) {
+func TestChunkable(t *testing.T) {
 	mk := func(types []string, prefix ...int) *tableSchema {
 		tbl := &tablemap.Table{}
 		for i := range types {
@@ -96,12 +98,15 @@ func TestOrderedKey(t *testing.T) {
 		{[]string{"varchar(30)"}, nil, false},
 		{[]string{"int(11)", "char(3)"}, nil, false},
 		{[]string{"uuid"}, nil, false},
-		{[]string{"inet6"}, nil, false},
+		{[]string{"inet6"}, nil, true},
+		{[]string{"inet4", "set('a')"}, nil, true},
+		{[]string{"blob"}, nil, false},
+		{[]string{"float"}, nil, false},
 		{[]string{"double"}, nil, false},
 		{[]string{"varbinary(200)"}, []int{8}, false},
 		{nil, nil, false},
 	} {
-		if got := orderedKey(mk(c.types, c.prefix...)); got != c.want {
+		if got := chunkable(mk(c.types, c.prefix...)); got != c.want {
 			t.Errorf("%v prefix %v: %v, want %v", c.types, c.prefix, got, c.want)
 		}
 	}

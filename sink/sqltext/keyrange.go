@@ -2,6 +2,7 @@ package sqltext
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -11,8 +12,10 @@ import (
 // KeyRange is the SQL condition "primary key op vals" (op "<" or ">",
 // orEqual adding "="), spelled out column by column with the values as
 // literals, (a > 1) OR (a = 1 AND b > 2): the form an incremental
-// snapshot's chunk reads on the source and its range deletes on a
-// target use.
+// snapshot's chunk reads on the source, a resumed snapshot's first
+// SELECT and an incremental snapshot's range deletes on a target use.
+// The values are those of a key whose order binlogcdc reproduces (see
+// snapshot.keyTypes); a value of another kind is an error.
 func KeyRange(t *tablemap.Table, vals change.Row, op string, orEqual bool) (string, error) {
 	if op != "<" && op != ">" {
 		return "", fmt.Errorf("sqltext: key range operator %q", op)
@@ -39,11 +42,27 @@ func KeyRange(t *tablemap.Table, vals change.Row, op string, orEqual bool) (stri
 				b = append(b, ' ')
 			}
 			var err error
-			if b, err = AppendLiteral(b, vals[j]); err != nil {
+			if b, err = appendKeyLiteral(b, vals[j]); err != nil {
 				return "", err
 			}
 		}
 		terms = append(terms, "("+string(b)+")")
 	}
 	return strings.Join(terms, " OR "), nil
+}
+
+// appendKeyLiteral appends a key value as a literal that compares with its
+// column as the value orders: ENUM and SET by their numbers (a label
+// would compare as text, in the column's collation, not by index or
+// bitmask), the rest as AppendLiteral writes them (BIT and integers as
+// numbers, binary strings as X'…', DECIMAL and temporal values as their
+// text, which the server reads in the session's time zone: UTC).
+func appendKeyLiteral(b []byte, v change.Value) ([]byte, error) {
+	switch v.Kind() {
+	case change.Enum, change.Set:
+		return strconv.AppendUint(b, v.Uint(), 10), nil
+	case change.Int, change.Uint, change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.Bytes:
+		return AppendLiteral(b, v)
+	}
+	return b, fmt.Errorf("sqltext: a key range cannot compare a %s value as the server orders it", v.Kind())
 }

@@ -193,4 +193,16 @@ func TestKeyRange(t *testing.T) {
 	if _, err := KeyRange(tbl, key[:1], ">", false); err == nil {
 		t.Error("a short key gave no error")
 	}
+	// ENUM and SET compare by their numbers: a label compares as text.
+	key = change.Row{change.EnumValue(2, []byte("alpha")), change.SetValue(5, []byte("z,m"))}
+	got, err = KeyRange(tbl, key, ">", false)
+	if want := "(`a` > 2) OR (`a` = 2 AND `b``` > 5)"; err != nil || got != want {
+		t.Errorf("ENUM, SET: %q, %v; want %q", got, err, want)
+	}
+	// A value whose order the server does not share is refused.
+	for _, v := range []change.Value{change.TextValue(change.String, []byte("a")), change.Float64Value(1), change.NullValue(), change.TextValue(change.JSON, []byte("1"))} {
+		if got, err := KeyRange(tbl, change.Row{change.IntValue(1), v}, ">", false); err == nil {
+			t.Errorf("%s: %q, no error", v.Kind(), got)
+		}
+	}
 }
