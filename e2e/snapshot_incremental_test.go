@@ -4,8 +4,9 @@ package e2e
 // under a write workload, a request inserted into the signal table on
 // the source re-snapshots rp.later (not selected at first, filled before
 // the binlogs began), rp.lost (whose rows the consumer lost) and, read
-// whole, rp.nopk (no key) and rp.comp (a text key), chunk by
-// chunk; binlogcdc is killed with SIGKILL inside the incremental snapshot
+// whole, rp.nopk (no key) and rp.comp (a text key), and rp.ekey (keyed
+// on an ENUM and a SET whose labels are not in index order, with key
+// changes), chunk by chunk; binlogcdc is killed with SIGKILL inside the incremental snapshot
 // and resumes it. After the workload stops and the stream catches up,
 // every selected table equals the source: on a --to target (ordered
 // rows, HEX, CHECKSUM TABLE, verify), and as JSON lines folded by key.
@@ -30,7 +31,8 @@ import (
 const (
 	isLaterRows = 30000
 	isLostRows  = 5000
-	isSignal    = "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later, rp.types, rp.nopk, rp.comp, rp.lost')"
+	isEkeyRows  = 3000
+	isSignal    = "INSERT INTO ctl.signal (type, data) VALUES ('snapshot', 'rp.later, rp.types, rp.nopk, rp.comp, rp.ekey, rp.lost')"
 )
 
 // isSource starts a source whose tables hold rows no binlog has: the rp
@@ -43,6 +45,9 @@ func isSource(t *testing.T, g *rpGen) *testserver.Server {
 		fmt.Sprintf("INSERT INTO rp.later SELECT seq, CONCAT('row ', seq), seq * seq FROM rp.seq_1_to_%d", isLaterRows),
 		"CREATE TABLE rp.lost (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
 		fmt.Sprintf("INSERT INTO rp.lost SELECT seq, CONCAT('row ', seq), seq FROM rp.seq_1_to_%d", isLostRows),
+		// Chunk bounds compare by index and bitmask, not label.
+		"CREATE TABLE rp.ekey (e ENUM('zeta','alpha','mid') NOT NULL, s SET('z','a') NOT NULL, id INT NOT NULL, v INT, PRIMARY KEY (e, s, id))",
+		fmt.Sprintf("INSERT INTO rp.ekey SELECT 1 + seq %% 3, seq %% 4, seq, 0 FROM rp.seq_1_to_%d", isEkeyRows),
 		"CREATE DATABASE ctl",
 		"CREATE TABLE ctl.signal (id INT AUTO_INCREMENT PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
 		"RESET MASTER")
@@ -75,6 +80,7 @@ func isWorkload(t *testing.T, src *testserver.Server, g *rpGen, stop chan struct
 			fmt.Sprintf("DELETE FROM rp.lost WHERE id = %d", y),
 			fmt.Sprintf("INSERT INTO rp.lost VALUES (%d, 'new', %d)", 100000+i, i),
 			fmt.Sprintf("UPDATE IGNORE rp.lost SET id = id + 500000 WHERE id = %d", z),
+			fmt.Sprintf("UPDATE IGNORE rp.ekey SET e = %d, s = %d, v = v + 1 WHERE id = %d", 1+g.pick(3), g.pick(4), 1+g.pick(isEkeyRows)),
 			"COMMIT")
 	})
 }
