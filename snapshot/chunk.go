@@ -56,8 +56,10 @@ type ChunkRequest struct {
 type Chunk struct {
 	Table *tablemap.Table // the table's schema at Pos
 	Pos   Position        // the snapshot the chunk was read in
-	// Whole: the chunk is the whole table (read in one snapshot).
+	// Whole: the chunk is the whole table (read in one snapshot), for
+	// the reason Why (see wholeReason).
 	Whole bool
+	Why   string
 	// Lo is the request's After (nil: from the start); Hi the key of the
 	// chunk's last row (nil: the chunk reaches the end of the table).
 	Lo, Hi change.Row
@@ -144,7 +146,8 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 	}
 	t := ts.table
 	ch := &Chunk{Table: t, Pos: pos, Lo: req.After}
-	ch.Whole = !chunkable(ts)
+	ch.Why = wholeReason(ts)
+	ch.Whole = ch.Why != ""
 	if ch.Whole && req.After != nil {
 		return nil, fmt.Errorf("incremental snapshot: %s cannot be read in key ranges any more (its primary key changed)", qname)
 	}

@@ -464,6 +464,9 @@ func (in *Incremental) next(ctx context.Context) (read bool, err error) {
 	c := change.Change{Op: change.Snapshot, Flags: change.RowsNoForeignKeyChecks}
 	ch, err := in.Reader.Read(ctx, req, func(got *Chunk) error {
 		c.Table, c.Pos, c.Time, c.GTID = got.Table, got.Pos.Pos(), got.Pos.Time, got.Pos.GTID
+		if got.Whole {
+			in.logf("incremental snapshot of %s: read whole, in one consistent snapshot: %s", pipeline.QuoteName(ts.DB, ts.Table), got.Why)
+		}
 		if in.Target != nil {
 			return in.Target.ReplaceRange(got.Table, got.Lo, got.Hi, got.Whole)
 		}

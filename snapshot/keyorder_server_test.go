@@ -157,7 +157,7 @@ func TestKeyOrderOnServer(t *testing.T) {
 				n := 0
 				ch, err := r.Read(context.Background(), ChunkRequest{DB: "ko", Table: kc.name, Rows: 1},
 					func(*Chunk) error { return nil }, func(change.Row) error { n++; return nil })
-				if err != nil || !ch.Whole || ch.Lo != nil || ch.Hi != nil || n != len(kc.rows) {
+				if err != nil || !ch.Whole || ch.Why == "" || ch.Lo != nil || ch.Hi != nil || n != len(kc.rows) {
 					t.Fatalf("read as %+v (%d rows of %d), %v: want one whole chunk", ch, n, len(kc.rows), err)
 				}
 				return
