@@ -58,10 +58,8 @@ func AppendTableName(b []byte, db, name string) []byte {
 
 // AppendText appends s as an exact utf8mb4 string literal.
 func AppendText(b []byte, s []byte) []byte {
-	for _, c := range s {
-		if c == '\\' || (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
-			return AppendHexText(b, s)
-		}
+	if !plainText(s) {
+		return AppendHexText(b, s)
 	}
 	b = append(b, "_utf8mb4'"...)
 	for _, c := range s {

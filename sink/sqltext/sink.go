@@ -103,6 +103,8 @@ type sqlWriter struct {
 	batch    []byte // the pending multi-row INSERT
 	batchKey []byte // its head: same head, same shape
 	rows     int
+	scratch  []byte
+	streamed bool // the pending INSERT is written already (insertLarge)
 }
 
 func (w *sqlWriter) write(p []byte) {
@@ -145,11 +147,32 @@ func (w *sqlWriter) insert(head, tuple []byte) {
 	w.rows = 1
 }
 
+// insertLarge writes an INSERT of a row holding a large value, its
+// literals a piece at a time (WriteTuple): as insert would, in a
+// statement of its own (no row joins a batch of maxInsertBytes or more),
+// whose ";" the next flushBatch writes.
+func (w *sqlWriter) insertLarge(head []byte, cols []int, row change.Row) error {
+	if _, err := checkTuple(nil, cols, row); err != nil {
+		return err
+	}
+	w.begin()
+	w.flushBatch()
+	if w.err != nil {
+		return w.err
+	}
+	w.scratch = append(append(w.scratch[:0], head...), '\n')
+	w.scratch, w.err = WriteTuple(w.out, nil, w.scratch, cols, row)
+	w.batchKey = append(w.batchKey[:0], head...)
+	w.rows = maxInsertRows // full: the next row starts another statement
+	w.streamed = true
+	return w.err
+}
+
 func (w *sqlWriter) flushBatch() {
 	if w.rows > 0 {
 		w.write(append(w.batch, ";\n"...))
 	}
-	w.batch, w.rows = w.batch[:0], 0
+	w.batch, w.rows, w.streamed = w.batch[:0], 0, false
 	if w.batch == nil {
 		w.batch = []byte{}
 	}
@@ -255,6 +278,9 @@ func (w *sqlWriter) commit(comment string) {
 }
 
 func (w *sqlWriter) rollback() {
+	if w.streamed {
+		w.flushBatch() // it cannot be taken back: ROLLBACK undoes it
+	}
 	w.batch, w.rows = w.batch[:0], 0
 	if w.open {
 		w.write([]byte("ROLLBACK;\n"))
@@ -331,6 +357,12 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		}
 		s.b.InsertHead("INSERT", t, cols)
 		n := len(s.b.SQL)
+		if HasLarge(cols, c.After) {
+			if err := s.w.insertLarge(s.b.SQL[:n-1], cols, c.After); err != nil && s.w.err == nil {
+				return rowError(c, err)
+			}
+			return s.w.err
+		}
 		s.b.InsertTuple(cols, c.After)
 		if err := s.b.Err(); err != nil {
 			return rowError(c, err)
