@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/cockroachdb/pebble"
@@ -30,6 +31,12 @@ type diskTable struct {
 	vb    []byte
 	sbuf  []byte
 	erred error
+
+	// The side file of large values (sidefile.go).
+	side    *os.File
+	sideEnd int64
+	refs    []sideRef
+	sideBuf []byte // scan's large values, reused from row to row
 
 	// max is the greatest key ever written (hasMax: one was): a key
 	// above it was never stored, so lookup answers without Pebble. Keys
@@ -138,7 +145,11 @@ func (t *diskTable) get(k string) (entry, bool, error) {
 		return entry{}, false, fmt.Errorf("recover: on-disk store: the row of a key: %w", err)
 	}
 	defer c.Close()
-	_, e, err := decodeEntry(append([]byte(nil), v...), seq)
+	t.refs = t.refs[:0]
+	_, e, err := decodeEntry(append([]byte(nil), v...), seq, &t.refs)
+	if err == nil {
+		_, err = t.load(e.row, t.refs, nil)
+	}
 	return e, true, err
 }
 
@@ -153,7 +164,7 @@ func (t *diskTable) set(k string, e entry) error {
 func (t *diskTable) add(k string, e entry) error { return t.write(k, e, 0, 0, false) }
 
 // write stores e under k, which held an entry (seq, count) if ok.
-func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) error {
+func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) (err error) {
 	if ok {
 		t.n -= uint64(count)
 		if seq != e.seq {
@@ -175,7 +186,9 @@ func (t *diskTable) write(k string, e entry, seq uint64, count int, ok bool) err
 			return err
 		}
 	}
-	t.vb = encodeEntry(t.vb[:0], k, &e)
+	if t.vb, err = encodeEntry(t.vb[:0], k, &e, t.appendSide); err != nil {
+		return err
+	}
 	t.sbuf = skey(t.sbuf, e.seq)
 	if err := t.b.Set(t.sbuf, t.vb, nil); err != nil {
 		return err
@@ -222,7 +235,14 @@ func (t *diskTable) commit() error {
 func (t *diskTable) rows() uint64 { return t.n }
 
 // scan reads the rows as they stood when it began, in insertion order.
+// Their large values share one buffer: a row is fn's until it returns.
 func (t *diskTable) scan(fn func(k string, e entry) error) error {
+	return t.scanRows(true, fn)
+}
+
+// scanRows is scan; without load, the rows' large values are left out:
+// they hold the value's kind and number, and nil for its bytes.
+func (t *diskTable) scanRows(load bool, fn func(k string, e entry) error) error {
 	if err := t.commit(); err != nil {
 		return err
 	}
@@ -231,7 +251,11 @@ func (t *diskTable) scan(fn func(k string, e entry) error) error {
 		return err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		k, e, err := decodeEntry(append([]byte(nil), it.Value()...), binary.BigEndian.Uint64(it.Key()[1:]))
+		t.refs = t.refs[:0]
+		k, e, err := decodeEntry(append([]byte(nil), it.Value()...), binary.BigEndian.Uint64(it.Key()[1:]), &t.refs)
+		if err == nil && load {
+			t.sideBuf, err = t.load(e.row, t.refs, t.sideBuf)
+		}
 		if err != nil {
 			it.Close()
 			return err
@@ -254,6 +278,12 @@ func (t *diskTable) close() error {
 	t.b.Close()
 	err := t.db.Close()
 	t.db = nil
+	if t.side != nil {
+		if cerr := t.side.Close(); err == nil {
+			err = cerr
+		}
+		t.side = nil
+	}
 	if rerr := os.RemoveAll(t.dir); err == nil {
 		err = rerr
 	}
@@ -261,25 +291,39 @@ func (t *diskTable) close() error {
 }
 
 // encodeEntry appends count, key and row: per value its kind, number and
-// bytes.
-func encodeEntry(b []byte, k string, e *entry) []byte {
+// bytes; for a value of largeValue bytes or more, its kind with sideFlag,
+// number, length and where side (nil: none) stored its bytes.
+func encodeEntry(b []byte, k string, e *entry, side func([]byte) (int64, error)) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(e.count))
 	b = binary.AppendUvarint(b, uint64(len(k)))
 	b = append(b, k...)
 	b = binary.AppendUvarint(b, uint64(len(e.row)))
 	for _, v := range e.row {
+		if len(v.Bytes()) >= largeValue && side != nil {
+			at, err := side(v.Bytes())
+			if err != nil {
+				return b, err
+			}
+			b = append(b, byte(v.Kind())|sideFlag)
+			b = binary.AppendUvarint(b, v.Uint())
+			b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
+			b = binary.AppendUvarint(b, uint64(at))
+			continue
+		}
 		b = append(b, byte(v.Kind()))
 		b = binary.AppendUvarint(b, v.Uint())
 		b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
 		b = append(b, v.Bytes()...)
 	}
-	return b
+	return b, nil
 }
 
 var errDamaged = errors.New("recover: on-disk store: a damaged row")
 
 // decodeEntry reads what encodeEntry wrote; the row's bytes point into b.
-func decodeEntry(b []byte, seq uint64) (string, entry, error) {
+// Its large values are left out (nil bytes), and where they lie appended
+// to refs.
+func decodeEntry(b []byte, seq uint64, refs *[]sideRef) (string, entry, error) {
 	e := entry{seq: seq}
 	uv := func() (uint64, bool) {
 		x, n := binary.Uvarint(b)
@@ -323,6 +367,16 @@ func decodeEntry(b []byte, seq uint64) (string, entry, error) {
 		num, ok := uv()
 		if !ok {
 			return "", e, errDamaged
+		}
+		if kind&sideFlag != 0 {
+			n, ok1 := uv()
+			at, ok2 := uv()
+			if !ok1 || !ok2 || n > math.MaxInt64 || at > math.MaxInt64 {
+				return "", e, errDamaged
+			}
+			*refs = append(*refs, sideRef{col: i, n: int64(n), at: int64(at)})
+			e.row[i] = change.RawValue(kind&^sideFlag, num, nil)
+			continue
 		}
 		vb, ok := bytes()
 		if !ok {

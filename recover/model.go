@@ -122,6 +122,20 @@ func clone(row change.Row) change.Row {
 	return out
 }
 
+// own is clone, but for values of largeValue bytes or more, kept as they
+// are (sidefile.go): the store's rows are its callers' own copies (the
+// replayer's), never changed after.
+func own(row change.Row) change.Row {
+	out := make(change.Row, len(row))
+	for i, v := range row {
+		if len(v.Bytes()) < largeValue {
+			v = v.Clone()
+		}
+		out[i] = v
+	}
+	return out
+}
+
 // put stores row under k with insertion order seq (0: a new one).
 func (s *store) put(k string, row change.Row, seq uint64) error {
 	if seq == 0 {
@@ -140,7 +154,7 @@ func (s *store) put(k string, row change.Row, seq uint64) error {
 	}
 	e := entry{seq: seq, count: 1}
 	if !s.keysOnly {
-		e.row = clone(row)
+		e.row = own(row)
 	}
 	// k holds no row: insert removed it, or it was just looked up.
 	if err := s.rows.add(k, e); err != nil {
@@ -180,7 +194,7 @@ func (s *store) insert(k string, row change.Row, seq uint64) error {
 }
 
 func merge(base, after change.Row) change.Row {
-	row := clone(base)
+	row := own(base)
 	for i, v := range after {
 		if !v.IsAbsent() && i < len(row) {
 			row[i] = v
@@ -189,7 +203,8 @@ func merge(base, after change.Row) change.Row {
 	return row
 }
 
-// apply applies one change in the final schema.
+// apply applies one change in the final schema. The store keeps the
+// large values of c's rows as they are (own).
 func (s *store) apply(c *change.Change) error {
 	switch c.Op {
 	case change.Insert:
@@ -261,7 +276,7 @@ func (s *store) apply(c *change.Change) error {
 func (s *store) sorted() []change.Row {
 	var out []change.Row
 	s.each(func(row change.Row) error {
-		out = append(out, row)
+		out = append(out, clone(row))
 		return nil
 	})
 	return out

@@ -132,7 +132,17 @@ func (s *store) budget() int64 {
 // each calls fn with the rows in insertion order, each repeated by its
 // count. The rows are fn's until it returns.
 func (s *store) each(fn func(row change.Row) error) error {
-	return s.rows.scan(func(_ string, e entry) error {
+	return s.eachRow(true, fn)
+}
+
+// eachRow is each; without load, the large values of rows on disk are
+// left out (diskTable.scanRows), for a look at which values are absent.
+func (s *store) eachRow(load bool, fn func(row change.Row) error) error {
+	scan := s.rows.scan
+	if d, ok := s.rows.(*diskTable); ok && !load {
+		scan = func(fn func(k string, e entry) error) error { return d.scanRows(false, fn) }
+	}
+	return scan(func(_ string, e entry) error {
 		for n := 0; n < e.count; n++ {
 			if err := fn(e.row); err != nil {
 				return err
