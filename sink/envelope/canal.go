@@ -21,6 +21,7 @@ type canal struct {
 	id     int64
 	keys   jsonl.Encoder
 	tables map[*tablemap.Table]*cnTable
+	pieces
 }
 
 type cnTable struct {
@@ -85,6 +86,15 @@ func (cn *canal) NeedsTail() bool                                    { return fa
 func (cn *canal) AppendTail(b []byte, _ change.TxEnd, _ bool) []byte { return b }
 
 func (cn *canal) AppendValue(b []byte, c *change.Change) ([]byte, error) {
+	cn.begin()
+	b, err := cn.appendValueRecord(b, c)
+	if perr := cn.end(); err == nil {
+		err = perr
+	}
+	return b, err
+}
+
+func (cn *canal) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	cn.id++
 	if c.Op == change.DDL {
 		return cn.appendDDL(b, c), nil
@@ -111,7 +121,7 @@ func (cn *canal) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 		}
 		first = false
 		b = append(b, k.cols[i]...)
-		b = appendCanalValue(b, &c.Table.Columns[i], v)
+		b = cn.appendValue(b, &c.Table.Columns[i], v)
 	}
 	b = append(b, `}]`...)
 	b = append(b, k.db...)
@@ -133,7 +143,7 @@ func (cn *canal) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 			}
 			n++
 			b = append(b, k.cols[i]...)
-			b = appendCanalValue(b, &c.Table.Columns[i], bv)
+			b = cn.appendValue(b, &c.Table.Columns[i], bv)
 		}
 		b = append(b, `}]`...)
 	} else {
@@ -231,6 +241,19 @@ func (cn *canal) AppendBeforeKey(b []byte, c *change.Change) ([]byte, bool) {
 
 // appendCanalValue writes a value as a JSON string (Canal's flat
 // messages carry every value as text).
+func (cn *canal) appendValue(b []byte, col *tablemap.Column, v change.Value) []byte {
+	if cn.large(v) {
+		switch v.Kind() {
+		case change.Null, change.Absent, change.Int, change.Uint, change.Float32, change.Float64, change.Vector:
+		case change.Bytes, change.Geometry:
+			return cn.base64(b, v.Bytes())
+		default:
+			return cn.str(b, v.Bytes())
+		}
+	}
+	return appendCanalValue(b, col, v)
+}
+
 func appendCanalValue(b []byte, col *tablemap.Column, v change.Value) []byte {
 	switch v.Kind() {
 	case change.Null, change.Absent:

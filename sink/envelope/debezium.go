@@ -24,6 +24,7 @@ type debezium struct {
 	srcHead []byte // `"source":{"version":…,"connector":"mysql","name":…,"ts_ms":`
 	big     big.Int
 	err     error // a value the chosen modes cannot represent
+	pieces
 }
 
 type dbzTable struct {
@@ -79,6 +80,15 @@ func (d *debezium) NeedsTail() bool                                    { return 
 func (d *debezium) AppendTail(b []byte, _ change.TxEnd, _ bool) []byte { return b }
 
 func (d *debezium) AppendValue(b []byte, c *change.Change) ([]byte, error) {
+	d.begin()
+	b, err := d.appendValueRecord(b, c)
+	if perr := d.end(); err == nil {
+		err = perr
+	}
+	return b, err
+}
+
+func (d *debezium) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	if c.Op == change.DDL {
 		return b, errNoDDL("debezium")
 	}
@@ -211,6 +221,14 @@ func (d *debezium) appendKey(b []byte, c *change.Change, row, fallback change.Ro
 // appendValue writes one column value with Debezium's default encoding
 // for its MySQL type (and the chosen decimal, time and bigint modes).
 func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) []byte {
+	if d.large(v) {
+		switch v.Kind() {
+		case change.String, change.Enum, change.Set, change.JSON:
+			return d.str(b, v.Bytes())
+		case change.Bytes:
+			return d.base64(b, v.Bytes())
+		}
+	}
 	switch v.Kind() {
 	case change.Null, change.Absent:
 		return append(b, "null"...)

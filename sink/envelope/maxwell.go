@@ -17,6 +17,7 @@ type maxwell struct {
 	tables   map[*tablemap.Table]*mxTable
 	file     string // the last position's file, and it JSON-escaped
 	fileJSON []byte
+	pieces
 }
 
 type mxTable struct {
@@ -73,6 +74,15 @@ func (m *maxwell) AppendTail(b []byte, tx change.TxEnd, last bool) []byte {
 }
 
 func (m *maxwell) AppendValue(b []byte, c *change.Change) ([]byte, error) {
+	m.begin()
+	b, err := m.appendValueRecord(b, c)
+	if perr := m.end(); err == nil {
+		err = perr
+	}
+	return b, err
+}
+
+func (m *maxwell) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	if c.Op == change.DDL {
 		return b, errNoDDL("maxwell")
 	}
@@ -223,6 +233,16 @@ func (m *maxwell) AppendBeforeKey(b []byte, c *change.Change) ([]byte, bool) {
 // too), temporal text, base64 for binary strings, JSON embedded, SET as
 // an array of labels, geometry as WKT.
 func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []byte {
+	if m.large(v) {
+		switch v.Kind() {
+		case change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.Enum:
+			return m.str(b, v.Bytes())
+		case change.Bytes:
+			return m.base64(b, v.Bytes())
+		case change.JSON:
+			return m.raw(b, v.Bytes())
+		}
+	}
 	switch v.Kind() {
 	case change.Null, change.Absent:
 		return append(b, "null"...)

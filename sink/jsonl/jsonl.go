@@ -66,6 +66,12 @@ type Format interface {
 	AppendTail(dst []byte, tx change.TxEnd, last bool) []byte
 }
 
+// spiller is sink/envelope.Spiller: a Format that writes large values in
+// pieces, handed to spillRecord.
+type spiller interface {
+	SetSpill(spill func(b []byte) ([]byte, error))
+}
+
 // Sink writes JSON lines to an io.Writer.
 type Sink struct {
 	out  *bufio.Writer
@@ -96,6 +102,9 @@ func New(w io.Writer, opts Options) *Sink {
 		opts.Memory = DefaultMemory
 	}
 	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts, synced: true}
+	if sp, ok := opts.Format.(spiller); ok {
+		sp.SetSpill(s.spillRecord)
+	}
 	if f, ok := w.(interface{ Sync() error }); ok {
 		s.file = f
 	}

@@ -175,3 +175,12 @@ func stringCut(s []byte, max int) int {
 	}
 	return n
 }
+
+// spillRecord takes the lines so far and the part of a record a Format
+// has written (sink/envelope: a large value in pieces) and spills them
+// once they are more than a piece, as writeLarge does.
+func (s *Sink) spillRecord(b []byte) ([]byte, error) {
+	s.pending = b
+	err := s.spillPiece()
+	return s.pending, err
+}
