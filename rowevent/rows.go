@@ -268,10 +268,15 @@ func (d *Decoder) image(data, present []byte, tbl *tablemap.Table, partial bool)
 			continue
 		}
 		k++
-		if isOldTemporal(tbl.Columns[i].Type) {
-			return nil, 0, oldTemporalError(&tbl.Columns[i])
+		col := &tbl.Columns[i]
+		if n, ok := fastCell(&d.arena, data, col, &row[i]); ok {
+			data = data[n:]
+			continue
 		}
-		v, n, err := decodeCell(&d.arena, data, &tbl.Columns[i])
+		if isOldTemporal(col.Type) {
+			return nil, 0, oldTemporalError(col)
+		}
+		v, n, err := decodeCell(&d.arena, data, col)
 		if err != nil {
 			return nil, 0, err
 		}
