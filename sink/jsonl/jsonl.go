@@ -102,9 +102,6 @@ func New(w io.Writer, opts Options) *Sink {
 		opts.Memory = DefaultMemory
 	}
 	s := &Sink{out: bufio.NewWriterSize(w, 256<<10), opts: opts, synced: true}
-	if sp, ok := opts.Format.(spiller); ok {
-		sp.SetSpill(s.spillRecord)
-	}
 	if f, ok := w.(interface{ Sync() error }); ok {
 		s.file = f
 	}
@@ -127,7 +124,17 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 				return s.Write(context.Background(), &ins)
 			}
 		}
+		// The spill function is the encoder's only during the call: the
+		// encoder may be shared (with a Kafka sink, whose records are
+		// built whole).
+		sp, pieces := f.(spiller)
+		if pieces {
+			sp.SetSpill(s.spillRecord)
+		}
 		b, err := f.AppendValue(s.pending, c)
+		if pieces {
+			sp.SetSpill(nil)
+		}
 		if err != nil {
 			return err
 		}
