@@ -2,11 +2,13 @@ package kafka
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -189,4 +191,47 @@ func readRecord(rd *bufio.Reader) (*kgo.Record, error) {
 		r.Headers = append(r.Headers, kgo.RecordHeader{Key: string(k), Value: v})
 	}
 	return r, nil
+}
+
+// inflight counts records whose promise has not run yet.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0, if someone waits
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	f.n--
+	if f.n == 0 && f.zero != nil {
+		close(f.zero)
+		f.zero = nil
+	}
+	f.mu.Unlock()
+}
+
+// wait returns once no promise is outstanding, or ctx ends.
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	if f.zero == nil {
+		f.zero = make(chan struct{})
+	}
+	ch := f.zero
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

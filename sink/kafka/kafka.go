@@ -230,6 +230,7 @@ type Sink struct {
 	closed   bool
 	closeErr error
 	promise  func(*kgo.Record, error)
+	inflight inflight // records produced whose promise has not run
 
 	// Records counts the records produced (tombstones included).
 	Records uint64
@@ -257,7 +258,10 @@ func New(opts Options) (*Sink, error) {
 	tmpl, _ := parseTemplate(opts.Topic, opts.TopicPrefix)
 	s := &Sink{opts: opts, tmpl: tmpl, topics: map[tableName]string{}, ready: map[string]bool{},
 		log: &outageLog{logf: opts.Logf}, held: held{max: opts.MaxBufferedBytes}}
-	s.promise = s.delivered
+	s.promise = func(r *kgo.Record, err error) {
+		s.delivered(r, err)
+		s.inflight.done()
+	}
 	cl, err := kgo.NewClient(s.clientOpts(true)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
@@ -290,6 +294,17 @@ func (s *Sink) clientOpts(producer bool) []kgo.Opt {
 		)
 		if o.MaxMessageBytes > 0 {
 			opts = append(opts, kgo.ProducerBatchMaxBytes(int32(o.MaxMessageBytes)))
+			if o.MaxMessageBytes > o.MaxBufferedBytes {
+				// kgo refuses a record larger than MaxBufferedBytes: let
+				// one record as large as a batch may be wait.
+				opts = append(opts, kgo.MaxBufferedBytes(o.MaxMessageBytes))
+			}
+			if w := o.MaxMessageBytes + 1<<20; w > 100<<20 {
+				// franz-go refuses a batch above its write limit (100 MiB by
+				// default, the brokers' socket.request.max.bytes): a
+				// request holds a batch and a little more.
+				opts = append(opts, kgo.BrokerMaxWriteBytes(int32(min(w, 1<<30))))
+			}
 		}
 		if o.DeliveryTimeout > 0 {
 			opts = append(opts, kgo.RecordDeliveryTimeout(o.DeliveryTimeout))
@@ -408,7 +423,7 @@ func (s *Sink) releaseHeld(ctx context.Context, tx change.TxEnd) error {
 		if r.Value != nil {
 			r.Value = s.opts.Format.AppendTail(r.Value, tx, last)
 		}
-		s.cl.Produce(ctx, r, s.promise)
+		s.send(ctx, r)
 	})
 	if err != nil {
 		return s.setFailure(err)
@@ -425,7 +440,26 @@ func (s *Sink) produce(ctx context.Context, r *kgo.Record) {
 		}
 		return
 	}
+	s.send(ctx, r)
+}
+
+// send produces r. Every record goes through it, so that flushed can wait
+// for every promise.
+func (s *Sink) send(ctx context.Context, r *kgo.Record) {
+	s.inflight.add()
 	s.cl.Produce(ctx, r, s.promise)
+}
+
+// flushed waits until every record produced so far is acknowledged or
+// failed, its promise run. kgo's Flush alone does not wait for a record
+// failed before it was buffered (one larger than MaxBufferedBytes or a
+// batch): its promise runs later, on another goroutine, and a checkpoint
+// saved or an exit 0 in between would pass over a record never published.
+func (s *Sink) flushed(ctx context.Context) error {
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	return s.inflight.wait(ctx)
 }
 
 // begin opens a Kafka transaction when ExactlyOnce needs one.
@@ -500,8 +534,8 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd) error {
 		Server: s.opts.Server, Saved: time.Now().UTC()}
 	val, _ := json.Marshal(&cp)
 	s.Records++
-	s.cl.Produce(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val}, s.promise)
-	if err := s.cl.Flush(ctx); err != nil {
+	s.send(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val})
+	if err := s.flushed(ctx); err != nil {
 		return err
 	}
 	if err := s.failure(); err != nil {
@@ -530,7 +564,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 	if closed {
 		return closeErr
 	}
-	if err := s.cl.Flush(ctx); err != nil {
+	if err := s.flushed(ctx); err != nil {
 		return err
 	}
 	return s.failure()
@@ -583,7 +617,7 @@ func (s *Sink) Close(ctx context.Context) error {
 		if err == nil && s.pendingCP != nil && s.failure() == nil {
 			err = s.commitTxn(cctx, *s.pendingCP)
 		}
-	} else if ferr := s.cl.Flush(cctx); ferr != nil {
+	} else if ferr := s.flushed(cctx); ferr != nil {
 		err = &Error{Op: "delivering the last records", Err: ferr,
 			Hint: "the brokers did not acknowledge them in time; they may be published again after a restart"}
 	}

@@ -503,6 +503,28 @@ func TestKafkaMessageTooLarge(t *testing.T) {
 			t.Fatal("Close after the failure returned nil")
 		}
 	})
+	t.Run("buffer", func(t *testing.T) {
+		// A record larger than MaxBufferedBytes is refused before kgo
+		// buffers it, its promise run later: Close still reports it (it
+		// once could return nil, the record lost, the run "done").
+		t.Parallel()
+		s := newSink(t, kafka.Options{Brokers: kafkatest.Cluster(t), TopicPrefix: kafkatest.Prefix(t), MaxBufferedBytes: 1000})
+		if _, err := writeN(t, s, change.Change{Op: change.Insert, Table: fakeTable, After: bigRow(2000)}); err != nil {
+			t.Logf("write: %v", err)
+		}
+		if err := s.Close(context.Background()); !errors.Is(err, kerr.MessageTooLarge) {
+			t.Fatalf("Close: %v, want MESSAGE_TOO_LARGE", err)
+		}
+	})
+	t.Run("above 100 MiB", func(t *testing.T) {
+		// kgo's write limit (100 MiB) follows MaxMessageBytes.
+		t.Parallel()
+		s, err := kafka.New(kafka.Options{Brokers: []string{"127.0.0.1:1"}, MaxMessageBytes: 200 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close(context.Background())
+	})
 	t.Run("broker", func(t *testing.T) {
 		t.Parallel()
 		c := kafkatest.Fake(t, kfake.BrokerConfigs(map[string]string{"message.max.bytes": "1500"}))
