@@ -451,6 +451,10 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
+	if r.target != nil {
+		// Decode the next group while the target applies the last one.
+		r.target.Background()
+	}
 	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
 		sk.Close(ctx)

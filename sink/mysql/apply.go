@@ -78,6 +78,9 @@ func (s *Sink) flush(upto int) error {
 	if upto == 0 {
 		return nil
 	}
+	if err := s.sync(); err != nil { // background.go
+		return err
+	}
 	if err := s.begin(); err != nil {
 		return err
 	}

@@ -190,6 +190,7 @@ func myErrorCode(err error) uint16 {
 func (s *Sink) SaveStart(start change.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if s.saved.Next.File != "" {
 		return nil
 	}
@@ -209,6 +210,7 @@ func (s *Sink) SaveStart(start change.Position) error {
 func (s *Sink) Advance(next change.Position) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if s.failed != nil || s.curStart != len(s.pend) || s.curExecuted || next.File == "" {
 		return
 	}

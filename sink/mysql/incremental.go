@@ -25,6 +25,7 @@ const incrementalTable = "`binlogcdc`.`incremental`"
 func (s *Sink) IncrementalState() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + incrementalTable + ` (
   replica VARCHAR(191) NOT NULL,
   state LONGBLOB NOT NULL,
@@ -52,6 +53,7 @@ func (s *Sink) IncrementalState() ([]byte, error) {
 func (s *Sink) SetState(state []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if state == nil {
 		state = []byte{}
 	}
@@ -74,6 +76,7 @@ func (s *Sink) saveState(state []byte) error {
 func (s *Sink) ReplaceRange(t *tablemap.Table, lo, hi change.Row, whole bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if err := s.check(); err != nil {
 		return err
 	}

@@ -134,6 +134,7 @@ func escapeLike(s string) string {
 func (s *Sink) DropWorkerRows() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	r, err := s.conn.Execute("SELECT replica, file, pos FROM "+checkpointTable+" WHERE replica LIKE ?", escapeLike(s.opts.Replica)+"#%")
 	if err != nil {
 		return fmt.Errorf("target: %w", err)

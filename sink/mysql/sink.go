@@ -94,8 +94,16 @@ type Sink struct {
 	historyOn bool        // system_versioning_insert_history is ON
 	history   *historyRow // the history row the target just made itself
 
-	group     group
-	cur       Stats // counts of the open source transaction's executed changes
+	group        group
+	cur          Stats  // counts of the open source transaction's executed changes
+	transactions uint64 // source transactions committed (Stats.Transactions)
+
+	// Applying in the background (background.go).
+	bgJobs    chan bgJob
+	bgDone    chan []op // a group applied (or failed): its buffer, for spare
+	bgExit    chan struct{}
+	bgBusy    bool // a group was handed over and its bgDone not received
+	spare     []op // the pend buffer to take next
 	stats     Stats
 	failed    error
 	reported  bool // failed was returned to the caller
@@ -201,6 +209,9 @@ const (
 )
 
 func (s *Sink) check() error {
+	if !s.poll() {
+		return nil // the group in flight: its failure, if any, comes later
+	}
 	if s.failed != nil {
 		s.reported = true
 		return s.failed
@@ -208,8 +219,15 @@ func (s *Sink) check() error {
 	return nil
 }
 
-// fail rolls back the open target transaction and makes err sticky.
+// fail rolls back the open target transaction and makes err sticky
+// (after the group in flight, whose failure comes first).
 func (s *Sink) fail(err error) error {
+	s.wait()
+	return s.abort(err)
+}
+
+// abort is fail without waiting (the background goroutine's).
+func (s *Sink) abort(err error) error {
 	if s.failed == nil {
 		s.failed = err
 	}
@@ -296,13 +314,16 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 	if tx.Snapshot != nil {
 		s.group.snapshot = tx.Snapshot
 	}
-	s.stats.Transactions++
+	s.transactions++
 	if s.ddlPendingCommit {
 		// The DDL ran: record it as done, on its own.
 		s.ddlPendingCommit = false
 		return s.commitGroup(change.Position{})
 	}
 	if s.group.rows >= s.opts.GroupRows || s.pendBytes >= pendingBytes || time.Since(s.group.start) >= s.opts.GroupTime {
+		if s.bgJobs != nil && s.group.state == nil && s.group.snapshot == nil {
+			return s.commitBackground() // background.go
+		}
 		return s.commitGroup(change.Position{})
 	}
 	return nil
@@ -313,48 +334,61 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 // commits the target transaction. The open source transaction's changes,
 // not yet executed, stay pending.
 func (s *Sink) commitGroup(ddl change.Position) error {
+	if err := s.sync(); err != nil {
+		return err
+	}
 	if s.curExecuted {
 		return errors.New("mysqlsink: internal error: committing a group inside a source transaction")
 	}
 	if err := s.flush(s.curStart); err != nil {
 		return s.fail(err)
 	}
-	end := s.saved
-	if s.group.end != nil {
-		end = *s.group.end
+	if err := s.finishGroup(&s.group, ddl); err != nil {
+		return s.fail(err)
 	}
-	if s.group.end != nil || ddl.File != "" {
+	s.group = group{}
+	return nil
+}
+
+// finishGroup saves the checkpoint of the group g, whose changes were
+// executed (with ddl, the position of a DDL about to run), and commits
+// the target transaction.
+func (s *Sink) finishGroup(g *group, ddl change.Position) error {
+	end := s.saved
+	if g.end != nil {
+		end = *g.end
+	}
+	if g.end != nil || ddl.File != "" {
 		if err := s.begin(); err != nil {
-			return s.fail(err)
+			return err
 		}
 		if err := s.saveCheckpoint(end, ddl); err != nil {
-			return s.fail(fmt.Errorf("target: saving the checkpoint: %w", err))
+			return fmt.Errorf("target: saving the checkpoint: %w", err)
 		}
-		if s.group.state != nil {
-			if err := s.saveState(s.group.state); err != nil {
-				return s.fail(fmt.Errorf("target: saving the incremental snapshot's progress: %w", err))
+		if g.state != nil {
+			if err := s.saveState(g.state); err != nil {
+				return fmt.Errorf("target: saving the incremental snapshot's progress: %w", err)
 			}
 		}
-		if s.group.snapshot != nil {
-			if err := s.execPrepared("UPDATE "+snapshotTable+" SET state = ? WHERE replica = ?", s.group.snapshot, s.opts.Replica); err != nil {
-				return s.fail(fmt.Errorf("target: saving the snapshot's progress: %w", err))
+		if g.snapshot != nil {
+			if err := s.execPrepared("UPDATE "+snapshotTable+" SET state = ? WHERE replica = ?", g.snapshot, s.opts.Replica); err != nil {
+				return fmt.Errorf("target: saving the snapshot's progress: %w", err)
 			}
 		}
 	}
 	if s.inTx {
 		if err := s.plain("COMMIT"); err != nil {
-			return s.fail(fmt.Errorf("target: COMMIT: %w", err))
+			return fmt.Errorf("target: COMMIT: %w", err)
 		}
 		s.inTx = false
 		if err := s.restoreAutocommit(); err != nil {
-			return s.fail(err)
+			return err
 		}
 		s.stats.TargetCommits++
 	}
 	s.saved = end
 	s.savedPos.Store(&end.Next)
-	s.stats.add(&s.group.stats)
-	s.group = group{}
+	s.stats.add(&g.stats)
 	return nil
 }
 
@@ -373,6 +407,7 @@ func (s *Sink) flushGroup() error {
 func (s *Sink) forgetTargetSchema() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	s.target.clear()
 	s.stmts.clear()
 }
@@ -393,7 +428,7 @@ func (s *Sink) begin() error {
 func (s *Sink) Rollback(_ context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
+	if err := s.sync(); err != nil {
 		return err
 	}
 	s.group.rows -= len(s.pend) - s.curStart
@@ -418,6 +453,7 @@ func (s *Sink) Close(ctx context.Context) error {
 	<-s.timerDone
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	var err error
 	if s.failed == nil {
 		if rerr := s.rollbackCurrent(); rerr != nil {
@@ -428,6 +464,7 @@ func (s *Sink) Close(ctx context.Context) error {
 	} else if !s.reported {
 		err = s.failed
 	}
+	s.stopBackground()
 	s.stats.Finished = time.Now()
 	s.stmts.clear()
 	for _, c := range []*client.Conn{s.conn, s.ddlConn} {
@@ -473,6 +510,10 @@ func (s *Sink) timer() {
 			return
 		case <-t.C:
 			s.mu.Lock()
+			if !s.poll() {
+				s.mu.Unlock()
+				continue // a group is being committed
+			}
 			if s.failed == nil && s.group.txs > 0 && !s.curExecuted && time.Since(s.group.start) >= s.opts.GroupTime {
 				if err := s.commitGroup(change.Position{}); err != nil && s.opts.Logf != nil {
 					s.reported = false
@@ -498,5 +539,8 @@ func (s *Sink) Saved() change.Position {
 func (s *Sink) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats.clone()
+	s.wait()
+	st := s.stats.clone()
+	st.Transactions = s.transactions
+	return st
 }

@@ -42,6 +42,7 @@ func (s *Sink) ddlSession() error {
 func (s *Sink) SnapshotUnfinished() (unfinished bool, state []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	r, err := s.conn.Execute("SELECT state FROM "+snapshotTable+" WHERE replica = ?", s.opts.Replica)
 	if c := myErrorCode(err); c == mysql.ER_NO_SUCH_TABLE {
 		return false, nil, nil
@@ -66,6 +67,7 @@ func (s *Sink) SnapshotUnfinished() (unfinished bool, state []byte, err error) {
 func (s *Sink) BeginSnapshot(pos change.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + snapshotTable + ` (
   replica VARCHAR(191) NOT NULL,
   file VARCHAR(255) NOT NULL,
@@ -92,6 +94,7 @@ func (s *Sink) BeginSnapshot(pos change.Position) error {
 func (s *Sink) CheckSnapshotTable(db, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if err := s.ddlSession(); err != nil {
 		return err
 	}
@@ -117,6 +120,7 @@ func (s *Sink) CheckSnapshotTable(db, name string) error {
 func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo, cont bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if err := s.ddlSession(); err != nil {
 		return err
 	}
@@ -151,6 +155,7 @@ func (s *Sink) PrepareSnapshotTable(t *tablemap.Table, redo, cont bool) error {
 func (s *Sink) EndSnapshot(done []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -173,6 +178,7 @@ func (s *Sink) EndSnapshot(done []byte) error {
 func (s *Sink) DropSnapshotMark() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wait()
 	return s.dropSnapshotMark()
 }
 

@@ -48,6 +48,9 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 	if p, ok := s.target.plans[t]; ok {
 		return p, nil
 	}
+	if err := s.sync(); err != nil { // the catalog is read on the connection (background.go)
+		return nil, err
+	}
 	ti, err := s.tableInfo(t.DB, t.Name)
 	if err != nil {
 		return nil, err
