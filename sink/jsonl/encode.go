@@ -154,7 +154,7 @@ func appendRow(b []byte, k *tableKeys, t *tablemap.Table, row change.Row) []byte
 	first := true
 	for i := range row {
 		v := &row[i]
-		if v.IsAbsent() {
+		if kind, _, _ := v.Parts(); kind == change.Absent {
 			continue
 		}
 		if !first {
@@ -162,54 +162,55 @@ func appendRow(b []byte, k *tableKeys, t *tablemap.Table, row change.Row) []byte
 		}
 		first = false
 		b = append(b, k.cols[i]...)
-		b = appendValue(b, *v)
+		b = appendValue(b, v)
 	}
 	return append(b, '}')
 }
 
 // appendValue appends the JSON encoding of one value (see the README's
 // JSON contract).
-func appendValue(b []byte, v change.Value) []byte {
-	switch v.Kind() {
+func appendValue(b []byte, v *change.Value) []byte {
+	kind, num, text := v.Parts()
+	switch kind {
 	case change.Null, change.Absent:
 		return append(b, "null"...)
 	case change.Int:
-		return strconv.AppendInt(b, v.Int(), 10)
+		return strconv.AppendInt(b, int64(num), 10)
 	case change.Uint:
-		return strconv.AppendUint(b, v.Uint(), 10)
+		return strconv.AppendUint(b, num, 10)
 	case change.Float32:
 		return appendFloat(b, float64(v.Float32()), 32)
 	case change.Float64:
 		return appendFloat(b, v.Float(), 64)
 	case change.Enum:
-		if v.Uint() == 0 {
+		if num == 0 {
 			return append(b, '0') // the error value, not the member ''
 		}
-		return appendStringBytes(b, v.Bytes())
+		return appendStringBytes(b, text)
 	case change.String:
 		if coll, ok := v.UncheckedUTF8(); ok {
-			return appendUnchecked(b, v.Bytes(), coll)
+			return appendUnchecked(b, text, coll)
 		}
-		return appendStringBytes(b, v.Bytes())
+		return appendStringBytes(b, text)
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time:
-		return appendStringBytes(b, v.Bytes())
+		return appendStringBytes(b, text)
 	case change.Bytes:
-		return appendBase64(b, v.Bytes())
+		return appendBase64(b, text)
 	case change.Set:
-		return jsontext.AppendLabels(b, v.Bytes())
+		return jsontext.AppendLabels(b, text)
 	case change.JSON:
-		if len(v.Bytes()) == 0 {
+		if len(text) == 0 {
 			return append(b, "null"...)
 		}
-		return append(b, v.Bytes()...)
+		return append(b, text...)
 	case change.Geometry:
 		b = append(b, `{"srid":`...)
-		b = strconv.AppendUint(b, v.Uint(), 10)
+		b = strconv.AppendUint(b, num, 10)
 		b = append(b, `,"wkb":`...)
-		b = appendBase64(b, v.Bytes())
+		b = appendBase64(b, text)
 		return append(b, '}')
 	case change.Vector:
-		return jsontext.AppendFloat32s(b, v.Bytes())
+		return jsontext.AppendFloat32s(b, text)
 	}
 	return append(b, "null"...)
 }
@@ -294,7 +295,7 @@ func appendKey(b []byte, t *tablemap.Table, row, fallback change.Row) ([]byte, b
 		if v.IsAbsent() && col < len(fallback) {
 			v = fallback[col]
 		}
-		b = appendValue(b, v)
+		b = appendValue(b, &v)
 	}
 	return append(b, ']'), true
 }

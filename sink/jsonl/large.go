@@ -26,7 +26,7 @@ const largePiece = 3 << 16
 // more.
 func hasLarge(r change.Row) bool {
 	for i := range r {
-		if len(r[i].Bytes()) >= largeValue {
+		if _, _, b := r[i].Parts(); len(b) >= largeValue {
 			return true
 		}
 	}
@@ -76,7 +76,7 @@ func (s *Sink) appendLargeRow(k *tableKeys, row change.Row) error {
 		first = false
 		s.pending = append(s.pending, k.cols[i]...)
 		if len(v.Bytes()) < largeValue {
-			s.pending = appendValue(s.pending, *v)
+			s.pending = appendValue(s.pending, v)
 			continue
 		}
 		if err := s.appendLargeValue(*v); err != nil {
@@ -132,7 +132,7 @@ func (s *Sink) appendLargeValue(v change.Value) error {
 		}
 		return nil
 	}
-	s.pending = appendValue(s.pending, v)
+	s.pending = appendValue(s.pending, &v)
 	return nil
 }
 

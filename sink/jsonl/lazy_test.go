@@ -49,8 +49,9 @@ func TestUncheckedTextAsChecked(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			want := appendValue([]byte("x"), change.TextValue(change.String, text))
-			got := appendValue([]byte("x"), change.UncheckedText(s, coll))
+			tv, uv := change.TextValue(change.String, text), change.UncheckedText(s, coll)
+			want := appendValue([]byte("x"), &tv)
+			got := appendValue([]byte("x"), &uv)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("collation %d, %q: got %s, want %s", coll, s, got, want)
 			}
