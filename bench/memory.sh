@@ -9,8 +9,12 @@
 #             recover with --memory-budget 1000000 (all rows in memory:
 #             about 0.8 GB per million rows), for its CPU, and cmp of
 #             the two outputs (they must be the same bytes)
-#   large row binlogcdc read FILE > /dev/null and read FILE --to mysql://
-#             of one INSERT of a $BIG_ROW_MB MB (default 200) LONGBLOB row
+#   large row binlogcdc read FILE > /dev/null, read FILE --to mysql://,
+#             read --format sql|debezium|maxwell|canal -o OUT, recover
+#             -o OUT (rows on disk, and in memory with --memory-budget
+#             1000) and recover --to mysql:// of one INSERT of a
+#             $BIG_ROW_MB MB (default 200) LONGBLOB row: each should stay
+#             within twice the row and a constant
 #
 # Prints one line per measurement. Inputs are cached under $BENCH_DIR.
 # Run alone (bench/memory.sh) or from bench/compare.sh.
@@ -74,9 +78,25 @@ fi
 /usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" >/dev/null 2>"$d/read.log" || { cat "$d/read.log" >&2; exit 1; }
 printf '  read > /dev/null, one %d MB LONGBLOB row                  %7s MiB\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")"
 kvout "bigrow_mib=$BIG_ROW_MB bigrow_read_mib=$(mib "$(cat "$d/time")")"
+for f in sql debezium maxwell canal; do
+	/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" --format $f -o "$d/out" 2>"$d/read.log" || { cat "$d/read.log" >&2; exit 1; }
+	printf '  read --format %-8s -o FILE, one %d MB row             %7s MiB   (%d MB written)\n' $f "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" $(($(stat -c %s "$d/out") / 1000000))
+	kvout "bigrow_${f}_mib=$(mib "$(cat "$d/time")")"
+done
+for budget in 16 1000; do
+	/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" recover --table big.t --incarnation 1 --memory-budget $budget -o "$d/out" "$d/big.binlog" 2>"$d/recover.log" ||
+		{ cat "$d/recover.log" >&2; exit 1; }
+	printf '  recover -o FILE --memory-budget %-4s, one %d MB row       %7s MiB   (%d MB of SQL)\n' $budget "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" $(($(stat -c %s "$d/out") / 1000000))
+	kvout "bigrow_recover_budget${budget}_mib=$(mib "$(cat "$d/time")")"
+done
+rm -f "$d/out"
 mdb_start "$BENCH_DIR/bigrow-dst" "${big[@]}"
 /usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/big.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/" 2>"$d/to.log" || { cat "$d/to.log" >&2; exit 1; }
 printf '  read --to mysql://, one %d MB LONGBLOB row                %7s MiB   (target: LENGTH %s)\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" "$(mdb -e 'SELECT LENGTH(b) FROM big.t')"
 kvout "bigrow_to_mib=$(mib "$(cat "$d/time")")"
+mdb -e 'DROP DATABASE big; DROP DATABASE IF EXISTS binlogcdc'
+/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" recover --table big.t --incarnation 1 --to "mysql://root@127.0.0.1:$MDB_PORT/" "$d/big.binlog" 2>"$d/to.log" || { cat "$d/to.log" >&2; exit 1; }
+printf '  recover --to mysql://, one %d MB LONGBLOB row             %7s MiB   (target: LENGTH %s)\n' "$BIG_ROW_MB" "$(mib "$(cat "$d/time")")" "$(mdb -e 'SELECT LENGTH(b) FROM big.t')"
+kvout "bigrow_recover_to_mib=$(mib "$(cat "$d/time")")"
 mdb_stop "$MDB_PID"
 rm -rf "$BENCH_DIR/bigrow-dst"
