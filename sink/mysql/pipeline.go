@@ -48,6 +48,7 @@ type pipeStmt struct {
 	first, n int       // the ops it applies: ops[first : first+n]
 	op       change.Op // Insert (n rows), Update or Delete
 	upsert   bool      // n updates as one INSERT … ON DUPLICATE KEY UPDATE (upsert.go)
+	deleteIn bool      // n deletes as one DELETE … IN (delete.go)
 }
 
 // canPipeline reports whether the session and the options allow it.
@@ -99,7 +100,7 @@ func (s *Sink) execOps(ops []op, st *Stats) error {
 					case change.Update:
 						ts.Updated += uint64(p.n)
 					case change.Delete:
-						ts.Deleted++
+						ts.Deleted += uint64(p.n)
 					}
 				}
 			} else if err := s.redo(ops, stmts, bad, st); err != nil {
@@ -159,7 +160,12 @@ loop:
 				s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
 			}
 		case change.Delete:
-			s.b.Delete(o.c.Table, o.key, o.c.Before)
+			if k = s.deleteChunk(ops[n:]); k > 0 { // delete.go
+				s.buildDeleteIn(ops[n : n+k])
+			} else {
+				k = 1
+				s.b.Delete(o.c.Table, o.key, o.c.Before)
+			}
 		default:
 			return nil, n + 1, nil // execOpsOneByOne deals with it
 		}
@@ -187,7 +193,7 @@ loop:
 			}
 			break
 		}
-		s.pipeStmts = append(s.pipeStmts, pipeStmt{first: n, n: k, op: o.c.Op, upsert: o.c.Op == change.Update && k > 1})
+		s.pipeStmts = append(s.pipeStmts, pipeStmt{first: n, n: k, op: o.c.Op, upsert: o.c.Op == change.Update && k > 1, deleteIn: o.c.Op == change.Delete && k > 1})
 		n += k
 	}
 	return s.pipeStmts, n, nil
@@ -243,7 +249,11 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 			}
 		case p.upsert && (err != nil || n != 2*uint64(p.n)): // a row missing, unchanged, or refused
 			if bad.at < 0 {
-				bad.at, bad.err, bad.upsert = i, err, true
+				bad.at, bad.err, bad.batch = i, err, true
+			}
+		case p.deleteIn && (err != nil || n != uint64(p.n)): // a row missing (or a key twice), or refused
+			if bad.at < 0 {
+				bad.at, bad.err, bad.batch = i, err, true
 			}
 		case err != nil, p.op != change.Insert && n == 0: // refused, or no row matched
 			if bad.at < 0 {
@@ -270,9 +280,9 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 // pipeFailure is the first statement of a pipeline that did not pass
 // its check: stmts[at], with its error (nil: it matched no row).
 type pipeFailure struct {
-	at     int
-	err    error
-	upsert bool // stmts[at] is a batch of updates: not a failure by itself
+	at    int
+	err   error
+	batch bool // stmts[at] is a batch of updates or deletes: not a failure by itself
 }
 
 // redo runs the statements of a failed pipeline again one by one, up to
@@ -283,7 +293,7 @@ type pipeFailure struct {
 // a trigger moved, made the statement pass the second time) is reported
 // all the same, as the conflict it was, not hidden.
 func (s *Sink) redo(ops []op, stmts []pipeStmt, bad pipeFailure, st *Stats) error {
-	if bad.upsert {
+	if bad.batch {
 		// Whether a row was missing (a conflict), unchanged, or refused:
 		// the whole pipeline one statement at a time says, as usual.
 		last := stmts[len(stmts)-1]

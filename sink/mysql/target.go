@@ -30,8 +30,9 @@ type plan struct {
 	// rowStart, rowEnd are the period columns of a system-versioned
 	// table (versioned.go), or -1.
 	rowStart, rowEnd int
-	// upsert: updates may go as INSERT … ON DUPLICATE KEY UPDATE
-	// (upsert.go): 1 yes, -1 no, 0 not asked yet.
+	// upsert: the table takes batched statements (checkTable):
+	// updates as INSERT … ON DUPLICATE KEY UPDATE (upsert.go), deletes
+	// as DELETE … IN (delete.go): 1 yes, -1 no, 0 not asked yet.
 	upsert int8
 }
 

@@ -53,17 +53,7 @@ func (s *Sink) upsertable(o *op) bool {
 			return false // the key changes (or is not there)
 		}
 	}
-	if p.upsert == 0 {
-		ok, known := checkTable(s.conn, t.DB, t.Name, t.PKNames) // parallel_catalog.go
-		if !known {
-			return false
-		}
-		p.upsert = -1
-		if ok {
-			p.upsert = 1
-		}
-	}
-	return p.upsert > 0
+	return s.batchSafe(o) // delete.go
 }
 
 // insCount is how many of n columns an INSERT writes.
