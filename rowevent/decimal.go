@@ -15,6 +15,9 @@ import (
 // that the bytes sort like the numbers.
 
 const (
+	// decMaxBinSize is decimalBinSize(decMaxPrecision, decMaxScale)'s
+	// bound: 65 digits take at most 8 full groups and two partial ones.
+	decMaxBinSize    = 40
 	decDigitsPerWord = 9
 	decMaxPrecision  = 65
 	decMaxScale      = 38 // MariaDB's limit; MySQL's is 30
@@ -53,10 +56,39 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 	if len(data) < size {
 		return dst, 0, errTruncated(uint64(size), len(data))
 	}
-	b := data[:size]
-	var mask byte
-	if b[0]&0x80 == 0 {
-		mask = 0xff
+	// The value's bytes with the sign flip undone and, for negative
+	// numbers, inverted back: the groups are then plain big-endian.
+	var buf [decMaxBinSize]byte
+	b := buf[:size]
+	copy(b, data)
+	neg := b[0]&0x80 == 0
+	if neg {
+		for i := range b {
+			b[i] = ^b[i]
+		}
+	}
+	b[0] ^= 0x80
+	intg := precision - scale
+	if intg <= 18 && scale <= 18 {
+		// At most two groups on each side of the point: the integer part
+		// and the fraction each fit in a uint64.
+		ip, pos, ok := decimalPart(b, 0, intg, false)
+		if !ok {
+			return dst, 0, errBadValue("DECIMAL(%d,%d) digit group out of range", precision, scale)
+		}
+		fp, _, ok := decimalPart(b, pos, scale, true)
+		if !ok {
+			return dst, 0, errBadValue("DECIMAL(%d,%d) digit group out of range", precision, scale)
+		}
+		if neg && (ip != 0 || fp != 0) {
+			dst = append(dst, '-')
+		}
+		dst = appendUint(dst, ip)
+		if scale > 0 {
+			dst = append(dst, '.')
+			dst = appendPadded(dst, fp, scale)
+		}
+		return dst, size, nil
 	}
 	// Read all groups into words (at most 8 integer + 5 fraction groups),
 	// with the number of digits each holds.
@@ -64,16 +96,8 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 	var widths [16]int
 	nw, pos := 0, 0
 	read := func(digits int) bool {
-		nb := digBytes[digits]
-		var v uint32
-		for i := 0; i < nb; i++ {
-			c := b[pos+i] ^ mask
-			if pos+i == 0 {
-				c ^= 0x80
-			}
-			v = v<<8 | uint32(c)
-		}
-		pos += nb
+		v := beUint32(b[pos : pos+digBytes[digits]])
+		pos += digBytes[digits]
 		if v >= pow10u32[digits] {
 			return false
 		}
@@ -81,7 +105,6 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 		nw++
 		return true
 	}
-	intg := precision - scale
 	ok := true
 	if x := intg % decDigitsPerWord; x > 0 {
 		ok = read(x)
@@ -106,7 +129,7 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 			break
 		}
 	}
-	if mask != 0 && !zero {
+	if neg && !zero {
 		dst = append(dst, '-')
 	}
 	lead := true
@@ -130,6 +153,45 @@ func appendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) 
 		}
 	}
 	return dst, size, nil
+}
+
+// decimalPart reads the groups of a part of digits digits (at most 18)
+// of a binary DECIMAL whose bytes are plain big-endian (see
+// appendDecimal) from b[pos:], as one number: the integer part's partial
+// group comes first, the fraction's last. ok is false when a group holds
+// more than its digits.
+func decimalPart(b []byte, pos, digits int, fraction bool) (v uint64, next int, ok bool) {
+	full, part := digits/decDigitsPerWord, digits%decDigitsPerWord
+	readPart := func() bool {
+		w := beUint32(b[pos : pos+digBytes[part]])
+		pos += digBytes[part]
+		v = v*uint64(pow10u32[part]) + uint64(w)
+		return w < pow10u32[part]
+	}
+	if !fraction && part > 0 && !readPart() { // the integer part's leading group
+		return 0, 0, false
+	}
+	for range full {
+		w := beUint32(b[pos : pos+4])
+		pos += 4
+		if w >= pow10u32[decDigitsPerWord] {
+			return 0, 0, false
+		}
+		v = v*uint64(pow10u32[decDigitsPerWord]) + uint64(w)
+	}
+	if fraction && part > 0 && !readPart() { // the fraction's trailing group
+		return 0, 0, false
+	}
+	return v, pos, true
+}
+
+// beUint32 reads 1 to 4 bytes as a big-endian unsigned integer.
+func beUint32(b []byte) uint32 {
+	var v uint32
+	for _, c := range b {
+		v = v<<8 | uint32(c)
+	}
+	return v
 }
 
 // appendUint appends v in decimal.

@@ -158,3 +158,120 @@ func encodeDecimalForTest(digits []byte, p, s int, neg bool) []byte {
 	}
 	return b
 }
+
+func TestDecimalBinSizeBound(t *testing.T) {
+	for p := 1; p <= decMaxPrecision; p++ {
+		for s := 0; s <= min(p, decMaxScale); s++ {
+			if n := decimalBinSize(p, s); n > decMaxBinSize {
+				t.Fatalf("DECIMAL(%d,%d) takes %d bytes, more than decMaxBinSize", p, s, n)
+			}
+		}
+	}
+}
+
+// refAppendDecimal is appendDecimal as it was before its fast path for
+// up to 18 digits on each side of the point (kept to check that path).
+func refAppendDecimal(dst, data []byte, precision, scale int) ([]byte, int, error) {
+	if precision < 1 || precision > decMaxPrecision || scale < 0 || scale > decMaxScale || scale > precision {
+		return dst, 0, errBadMeta("DECIMAL(%d,%d)", precision, scale)
+	}
+	size := decimalBinSize(precision, scale)
+	if len(data) < size {
+		return dst, 0, errTruncated(uint64(size), len(data))
+	}
+	b := data[:size]
+	var mask byte
+	if b[0]&0x80 == 0 {
+		mask = 0xff
+	}
+	// Read all groups into words (at most 8 integer + 5 fraction groups),
+	// with the number of digits each holds.
+	var words [16]uint32
+	var widths [16]int
+	nw, pos := 0, 0
+	read := func(digits int) bool {
+		nb := digBytes[digits]
+		var v uint32
+		for i := 0; i < nb; i++ {
+			c := b[pos+i] ^ mask
+			if pos+i == 0 {
+				c ^= 0x80
+			}
+			v = v<<8 | uint32(c)
+		}
+		pos += nb
+		if v >= pow10u32[digits] {
+			return false
+		}
+		words[nw], widths[nw] = v, digits
+		nw++
+		return true
+	}
+	intg := precision - scale
+	ok := true
+	if x := intg % decDigitsPerWord; x > 0 {
+		ok = read(x)
+	}
+	for i := 0; i < intg/decDigitsPerWord && ok; i++ {
+		ok = read(decDigitsPerWord)
+	}
+	nInt := nw
+	for i := 0; i < scale/decDigitsPerWord && ok; i++ {
+		ok = read(decDigitsPerWord)
+	}
+	if x := scale % decDigitsPerWord; x > 0 && ok {
+		ok = read(x)
+	}
+	if !ok {
+		return dst, 0, errBadValue("DECIMAL(%d,%d) digit group out of range", precision, scale)
+	}
+	zero := true
+	for _, w := range words[:nw] {
+		if w != 0 {
+			zero = false
+			break
+		}
+	}
+	if mask != 0 && !zero {
+		dst = append(dst, '-')
+	}
+	lead := true
+	for i := 0; i < nInt; i++ {
+		switch {
+		case lead && words[i] == 0:
+		case lead:
+			dst = appendUint(dst, uint64(words[i]))
+			lead = false
+		default:
+			dst = appendPadded(dst, uint64(words[i]), widths[i])
+		}
+	}
+	if lead {
+		dst = append(dst, '0')
+	}
+	if scale > 0 {
+		dst = append(dst, '.')
+		for i := nInt; i < nw; i++ {
+			dst = appendPadded(dst, uint64(words[i]), widths[i])
+		}
+	}
+	return dst, size, nil
+}
+
+func FuzzAppendDecimal(f *testing.F) {
+	f.Add(uint8(12), uint8(2), []byte("\x80\x00\x00\x60\x38\x27"))
+	f.Add(uint8(12), uint8(2), []byte("\x7f\xff\xff\x9f\xc7\xd8"))
+	f.Add(uint8(10), uint8(10), []byte("\x80\x00\x00\x00\x00\x01"))
+	f.Add(uint8(18), uint8(0), []byte("\x80\x00\x00\x00\x00\x00\x00\x00\x01"))
+	f.Add(uint8(36), uint8(18), []byte("\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"))
+	f.Add(uint8(65), uint8(30), []byte("\x7f\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, precision, scale uint8, data []byte) {
+		p, s := int(precision%70), int(scale%42)
+		got, gn, gerr := appendDecimal([]byte("x"), data, p, s)
+		want, wn, werr := refAppendDecimal([]byte("x"), data, p, s)
+		if string(got) != string(want) || gn != wn || (gerr == nil) != (werr == nil) ||
+			gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("DECIMAL(%d,%d) % x: got %q %d %v, want %q %d %v", p, s, data, got, gn, gerr, want, wn, werr)
+		}
+	})
+}
