@@ -21,9 +21,10 @@ import "github.com/binlogcdc/binlogcdc/change"
 // The goroutine owns, while a group is in flight: conn and everything
 // executing statements touches (stmts, b, args, pipe, load, large*,
 // fkChecks, noAutocommit, inTx, bulkOK, warnings, history, the plans'
-// upsert field), saved, stats, failed and reported. The caller owns pend,
-// pendBytes, curStart, group, cur and colsBuf, and reads the plans (which
-// the goroutine only adds to through planFor, never while it runs).
+// upsert and deleteKey fields), saved, stats, failed and reported. The
+// caller owns pend, pendBytes, curStart, group, cur and colsBuf, and
+// reads the plans (which the goroutine only adds to through planFor,
+// never while it runs).
 
 // bgJob is a group handed to the background goroutine.
 type bgJob struct {

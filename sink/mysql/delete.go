@@ -46,8 +46,51 @@ func (s *Sink) deletable(o *op) bool {
 	default:
 		return false
 	}
-	return s.batchSafe(o)
+	return s.batchSafe(o) && s.keyTypeSafe(o)
 }
+
+// keyTypeSafe reports whether the target's key column compares with the
+// binlog's key values as its primary key does, so that each key matches
+// one row at most and the count of rows deleted proves every key matched
+// (asked once per plan). An integer compared with a text column compares
+// as a number: 1 matches both '1' and '01' there, and a batch could
+// delete a row too many where another is missing with the right count.
+// A target whose key column differs in type so keeps one DELETE per row.
+func (s *Sink) keyTypeSafe(o *op) bool {
+	p, t := o.plan, o.c.Table
+	if p.deleteKey == 0 {
+		p.deleteKey = -1
+		k := o.key.Cols[0]
+		r, err := s.conn.Execute("SELECT LOWER(DATA_TYPE) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+			t.DB, t.Name, t.Columns[k].Name)
+		if err != nil {
+			return false
+		}
+		typ := ""
+		if r.RowNumber() == 1 {
+			typ, _ = r.GetString(0, 0)
+		}
+		r.Close()
+		switch o.c.Before[k].Kind() {
+		case change.Int, change.Uint:
+			if integerTypes[typ] {
+				p.deleteKey = 1
+			}
+		case change.String, change.Bytes:
+			if stringTypes[typ] {
+				p.deleteKey = 1
+			}
+		}
+	}
+	return p.deleteKey > 0
+}
+
+var (
+	integerTypes = map[string]bool{"tinyint": true, "smallint": true, "mediumint": true, "int": true, "bigint": true}
+	stringTypes  = map[string]bool{"char": true, "varchar": true, "binary": true, "varbinary": true,
+		"tinytext": true, "text": true, "mediumtext": true, "longtext": true,
+		"tinyblob": true, "blob": true, "mediumblob": true, "longblob": true}
+)
 
 // batchSafe reports whether o's table may take batched statements: as
 // checkTable says (asked once per plan).

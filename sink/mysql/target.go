@@ -34,6 +34,9 @@ type plan struct {
 	// updates as INSERT … ON DUPLICATE KEY UPDATE (upsert.go), deletes
 	// as DELETE … IN (delete.go): 1 yes, -1 no, 0 not asked yet.
 	upsert int8
+	// deleteKey: the target's key column has the type of the binlog's
+	// key values (delete.go): 1 yes, -1 no, 0 not asked yet.
+	deleteKey int8
 }
 
 // maxPlans bounds the plans kept; they are all dropped when it is reached.
