@@ -250,6 +250,8 @@ func (s *Sink) update(o *op, st *Stats) error {
 		return s.execError(o, err)
 	case n == 0:
 		return s.conflict(o, st, "no row on the target matches the before image")
+	case n > 1:
+		return changeError(&o.c, fmt.Errorf("target: %w", manyMatched(n)))
 	}
 	st.table(o.plan.name).Updated++
 	return nil
@@ -264,9 +266,21 @@ func (s *Sink) delete(o *op, st *Stats) error {
 		return s.execError(o, err)
 	case n == 0:
 		return s.conflict(o, st, "no row on the target matches the before image")
+	case n > 1:
+		return changeError(&o.c, fmt.Errorf("target: %w", manyMatched(n)))
 	}
 	st.table(o.plan.name).Deleted++
 	return nil
+}
+
+// manyMatched is the error of an UPDATE or DELETE by key that matched n > 1
+// rows on the target: the source changed one row, and a native replica
+// would change one. It is never a conflict to skip or overwrite (the
+// statement already changed them all); it ends the run, and the target
+// transaction, with everything since the checkpoint, is rolled back.
+func manyMatched(n uint64) error {
+	return fmt.Errorf("the statement matched %d rows, where the source changed one: the target's key for this table differs from the source's "+
+		"(another column type, a different collation, or not unique); the target stays at its checkpoint: make its table match the source's and run again", n)
 }
 
 // conflict applies the conflict policy to o.

@@ -247,6 +247,10 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 			if hard == nil {
 				hard, hardAt = err, i
 			}
+		case err == nil && p.op != change.Insert && !p.upsert && !p.deleteIn && n > 1: // more rows than the source changed
+			if hard == nil {
+				hard, hardAt = manyMatched(n), i
+			}
 		case p.upsert && (err != nil || n != 2*uint64(p.n)): // a row missing, unchanged, or refused
 			if bad.at < 0 {
 				bad.at, bad.err, bad.batch = i, err, true
