@@ -221,18 +221,7 @@ func TestIncrementalSnapshotJSONFold(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	stPoll(t, 2*time.Minute, r, "the stream to catch up", func() bool {
-		c := stLoadCP(t, cp)
-		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
-	})
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
-	}
-	lines, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := ssStopCaughtUp(t, src, r, cp, out, 2*time.Minute)
 	if strings.Contains(string(lines), `"table":"signal"`) {
 		t.Errorf("the signal table's rows are in the output")
 	}
@@ -287,18 +276,7 @@ func TestIncrementalSnapshotNewTables(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	stPoll(t, 2*time.Minute, r, "the stream to catch up", func() bool {
-		c := stLoadCP(t, cp)
-		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
-	})
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
-	}
-	lines, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := ssStopCaughtUp(t, src, r, cp, out, 2*time.Minute)
 	got := isFold(t, lines)
 	final, errOut, code := runCLI(t, nil, "snapshot", "--source", src.DSN(), "--tables", "rp.lost", "--tables", "rp.later")
 	if code != 0 {

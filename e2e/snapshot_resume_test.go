@@ -295,18 +295,7 @@ func TestSnapshotResumeAfterDDL(t *testing.T) {
 		t.Errorf("the restart did not take the snapshot again for the DDL:\n%s", r.errText())
 	}
 	src.Exec(t, "UPDATE rp.ck SET v = 'later' WHERE a BETWEEN 15 AND 30", "INSERT INTO rp.big VALUES (-5, 'late', 1)")
-	stPoll(t, 3*time.Minute, r, "the stream to catch up", func() bool {
-		c := stLoadCP(t, cp)
-		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
-	})
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
-	}
-	lines, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := ssStopCaughtUp(t, src, r, cp, out, 3*time.Minute)
 	keys := map[string]bool{}
 	for _, l := range strings.Split(strings.TrimRight(string(lines), "\n"), "\n") {
 		var x ssLine

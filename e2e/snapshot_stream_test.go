@@ -276,18 +276,7 @@ func TestSnapshotStreamJSONFold(t *testing.T) {
 	stPoll(t, time.Minute, r, "the restart", func() bool { return strings.Contains(r.errText(), "resuming at") })
 	close(stop)
 	<-done
-	stPoll(t, 2*time.Minute, r, "the stream to catch up", func() bool {
-		c := stLoadCP(t, cp)
-		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
-	})
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
-	}
-	lines, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := ssStopCaughtUp(t, src, r, cp, out, 2*time.Minute)
 	got := ssFold(t, lines)
 
 	// The source's final tables, as a snapshot (whose values TestSnapshotValueParity proves).
@@ -303,4 +292,24 @@ func TestSnapshotStreamJSONFold(t *testing.T) {
 	t.Logf("%d workload rounds, %d lines (%d snapshot rows, %d inserts, %d updates, %d deletes)", ops.Load(), strings.Count(string(lines), "\n"),
 		strings.Count(string(lines), `{"op":"snapshot"`), strings.Count(string(lines), `{"op":"insert"`),
 		strings.Count(string(lines), `{"op":"update"`), strings.Count(string(lines), `{"op":"delete"`))
+}
+
+// ssStopCaughtUp waits (up to wait) until the stream r's checkpoint file
+// cp is at the end of src's last transaction, stops r with SIGTERM (it
+// must exit 0), and returns its output file out.
+func ssStopCaughtUp(t *testing.T, src *testserver.Server, r *stRun, cp, out string, wait time.Duration) []byte {
+	t.Helper()
+	stPoll(t, wait, r, "the stream to catch up", func() bool {
+		c := stLoadCP(t, cp)
+		return ssCaughtUp(t, src, fmt.Sprintf("%s:%d", c.File, c.Offset))
+	})
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
+	}
+	lines, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
