@@ -63,7 +63,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.IgnoreMissing, "ignore-missing-columns", false, "leave out columns the target table lacks (default: an error naming the column)")
 	f.BoolVar(&o.KeepDropped, "keep-dropped", false, "do not replay DROP TABLE, DROP DATABASE and TRUNCATE: the backup keeps what the source dropped")
 	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
-	f.IntVar(&o.GroupRows, "group-rows", 1000, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
+	f.IntVar(&o.GroupRows, "group-rows", mysqlsink.DefaultGroupRows, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
 	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of 128 or more inserts into one table as LOAD DATA LOCAL INFILE streamed from memory, when the target allows it, runs of whole-row updates as INSERT ... ON DUPLICATE KEY UPDATE, and runs of deletes as DELETE ... WHERE key IN (...) (all checked exactly as INSERTs, UPDATEs and DELETEs are); false: multi-row INSERTs, one UPDATE or DELETE each")
 	if !stream {

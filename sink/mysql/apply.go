@@ -100,7 +100,7 @@ func (s *Sink) flush(upto int) error {
 		}
 	}
 	for i := range upto {
-		s.pendBytes -= s.pend[i].size
+		s.pendBytes -= opMem(&s.pend[i])
 	}
 	n := copy(s.pend, s.pend[upto:])
 	clear(s.pend[n:])

@@ -81,7 +81,7 @@ func (s *Sink) bulkLen(ops []op) int {
 		return 0
 	}
 	n := 0
-	for n < len(ops) && sameInsert(&ops[n], o) && loadable(&ops[n]) {
+	for n < len(ops) && sameInsert(&ops[n], o) && (ops[n].line != nil || loadable(&ops[n])) {
 		n++
 	}
 	if n < bulkMinRows {
@@ -106,6 +106,41 @@ func loadable(o *op) bool {
 		}
 	}
 	return len(o.cols) > 1 || len(o.c.After[o.cols[0]].Bytes()) > 0 || !textKind(o.c.After[o.cols[0]].Kind())
+}
+
+// appendLoadLine appends the insert o's row as a LOAD DATA line (o is
+// loadable).
+func appendLoadLine(b []byte, o *op) []byte {
+	cols, row := o.c.Table.Columns, o.c.After
+	for n, i := range o.cols {
+		if n > 0 {
+			b = append(b, '\t')
+		}
+		b, _ = appendLoadValue(b, &cols[i], row[i], false)
+	}
+	return append(b, '\n')
+}
+
+// lineSlabSize is the size of the blocks queued inserts' lines are cut
+// from: one allocation for many lines, freed when none is pending.
+const lineSlabSize = 64 << 10
+
+// formatLine sets the queued insert o's line, when it can go by LOAD
+// DATA. It runs as the change is queued (Write), so that with Background
+// the decoding goroutine does this work while the target loads the group
+// before, not the goroutine that feeds the target.
+func (s *Sink) formatLine(o *op) {
+	if o.plan.versioned() || !loadable(o) {
+		return
+	}
+	if cap(s.lineSlab)-len(s.lineSlab) < 1024 || cap(s.lineSlab)-len(s.lineSlab) < o.size*2+32*len(o.cols) {
+		// Room for the line wherever it goes: values escaped at worst
+		// double, numbers at most 24 bytes and a separator each.
+		s.lineSlab = make([]byte, 0, max(lineSlabSize, o.size*2+32*len(o.cols)))
+	}
+	start := len(s.lineSlab)
+	s.lineSlab = appendLoadLine(s.lineSlab, o)
+	o.line = s.lineSlab[start:len(s.lineSlab):len(s.lineSlab)]
 }
 
 // textKind reports whether v is written as its bytes (so that it may be
@@ -237,17 +272,13 @@ func (s *Sink) loadRun(ops []op, st *Stats) error {
 		return err
 	}
 	// The file: 4 bytes for the first packet's header, then the rows.
-	cols := o.c.Table.Columns
 	data := append(s.load[:0], 0, 0, 0, 0)
 	for k := range ops {
-		row := ops[k].c.After
-		for n, i := range o.cols {
-			if n > 0 {
-				data = append(data, '\t')
-			}
-			data, _ = appendLoadValue(data, &cols[i], row[i], false)
+		if l := ops[k].line; l != nil {
+			data = append(data, l...)
+		} else {
+			data = appendLoadLine(data, &ops[k])
 		}
-		data = append(data, '\n')
 	}
 	s.load = data
 	s.loadStatement(o)
@@ -268,6 +299,7 @@ func (s *Sink) loadRun(ops []op, st *Stats) error {
 		// Rows skipped or values adjusted: undo, and let INSERT say why.
 	case !res.requested && isLoadRefused(err):
 		s.bulkOK = false
+		s.bulkLines.Store(false)
 		s.logf("note: the target refuses LOAD DATA LOCAL INFILE (%s): inserts go as multi-row INSERTs (slower); SET GLOBAL local_infile = 1 on the target to allow it", serverMessage(err))
 		return s.execOpsOneByOne(ops, st)
 	case !statementRolledBack(err):

@@ -65,8 +65,8 @@ type Options struct {
 	// table, must not cascade into others).
 	ForeignKeys bool
 	// GroupRows and GroupTime bound a group of source transactions applied
-	// in one target transaction (defaults 1000 rows, 1 s). A source
-	// transaction is never split, whatever its size.
+	// in one target transaction (defaults DefaultGroupRows, 1 s). A
+	// source transaction is never split, whatever its size.
 	GroupRows int
 	GroupTime time.Duration
 	// NoBulkLoad sends long insert runs as multi-row INSERTs even when
@@ -77,3 +77,11 @@ type Options struct {
 	// Logf reports skipped and overwritten conflicts and DDL events.
 	Logf func(format string, args ...any)
 }
+
+// DefaultGroupRows is Options.GroupRows' default: enough rows per target
+// transaction that its fixed costs (BEGIN, the checkpoint row, COMMIT,
+// a LOAD DATA statement per insert run) are small beside the rows' own,
+// few enough that it holds its row locks only briefly. Replaying 1M
+// inserts in 1000-row source transactions took 5.1 s with groups of
+// 1,000 rows and 4.0 s with 10,000 (README, "Performance").
+const DefaultGroupRows = 10000

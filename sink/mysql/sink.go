@@ -33,6 +33,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
@@ -77,12 +78,14 @@ type Sink struct {
 	inTx             bool // a target transaction is open
 
 	// Pipelining (pipeline.go).
-	pipe         []byte     // SAVEPOINT and COM_STMT_EXECUTE packets to send
-	load         []byte     // the rows of a LOAD DATA LOCAL (bulk.go)
-	colsBuf      []int      // scratch for an op's columns (sharedCols)
-	bulkOK       bool       // the target allows LOAD DATA LOCAL
-	pipeStmts    []pipeStmt // the statements in pipe
-	noAutocommit bool       // the session has autocommit=0 (set inside a target transaction)
+	pipe         []byte      // SAVEPOINT and COM_STMT_EXECUTE packets to send
+	load         []byte      // the rows of a LOAD DATA LOCAL (bulk.go)
+	bulkLines    atomic.Bool // bulkOK, for the caller: format inserts' lines as they are queued
+	lineSlab     []byte      // the caller's: room for the next lines
+	colsBuf      []int       // scratch for an op's columns (sharedCols)
+	bulkOK       bool        // the target allows LOAD DATA LOCAL
+	pipeStmts    []pipeStmt  // the statements in pipe
+	noAutocommit bool        // the session has autocommit=0 (set inside a target transaction)
 
 	// Large statements (large.go).
 	large     []largePart
@@ -128,7 +131,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 		opts.Replica = "default"
 	}
 	if opts.GroupRows <= 0 {
-		opts.GroupRows = 1000
+		opts.GroupRows = DefaultGroupRows
 	}
 	if opts.GroupTime <= 0 {
 		opts.GroupTime = time.Second
@@ -145,6 +148,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	s := &Sink{cfg: cfg, opts: opts, conn: c, cp: cp, stopTimer: make(chan struct{}), timerDone: make(chan struct{})}
 	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
 	s.bulkOK = !opts.NoBulkLoad && s.localInfile(c)
+	s.bulkLines.Store(s.bulkOK && s.canPipeline())
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
 	next := s.saved.Next
@@ -167,6 +171,7 @@ type op struct {
 	fk   bool        // apply with foreign_key_checks=1
 	key  sqltext.Key // update, delete: how to find the row
 	size int         // bytes of values, roughly
+	line []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
 }
 
 func cloneRow(r change.Row) (change.Row, int) {
@@ -201,12 +206,23 @@ func rowSize(r change.Row) int {
 }
 
 // pendingRows and pendingBytes bound the changes held before they are
-// executed: beyond them, the pending changes run, those of the open source
-// transaction after a SAVEPOINT.
+// executed (pendingBytes counts what they hold in memory, opMem): beyond
+// them, the pending changes run, those of the open source transaction
+// after a SAVEPOINT. With Background, a group is handed over when it
+// holds half of pendingBytes (Commit), so that groups of small source
+// transactions do not meet this bound, which runs them in the
+// foreground.
 const (
-	pendingRows  = 2000
+	pendingRows  = 1 << 16
 	pendingBytes = 8 << 20
 )
+
+// opMem is about what the queued op o holds in memory: its values (size
+// counts 8 bytes per value for the header, which is 40), its LOAD DATA
+// line and the op itself.
+func opMem(o *op) int {
+	return o.size + len(o.line) + int(unsafe.Sizeof(op{})) + 32*(len(o.c.Before)+len(o.c.After))
+}
 
 func (s *Sink) check() error {
 	if !s.poll() {
@@ -279,11 +295,14 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}
+	if o.c.Op == change.Insert && s.bulkLines.Load() {
+		s.formatLine(&o) // bulk.go
+	}
 	if s.group.txs == 0 && s.group.rows == 0 {
 		s.group.start = time.Now()
 	}
 	s.pend = append(s.pend, o)
-	s.pendBytes += o.size
+	s.pendBytes += opMem(&o)
 	s.group.rows++
 	if len(s.pend) >= pendingRows || s.pendBytes >= pendingBytes {
 		if err := s.flush(len(s.pend)); err != nil {
@@ -320,7 +339,7 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		s.ddlPendingCommit = false
 		return s.commitGroup(change.Position{})
 	}
-	if s.group.rows >= s.opts.GroupRows || s.pendBytes >= pendingBytes || time.Since(s.group.start) >= s.opts.GroupTime {
+	if s.group.rows >= s.opts.GroupRows || s.pendBytes >= pendingBytes/2 || time.Since(s.group.start) >= s.opts.GroupTime {
 		if s.bgJobs != nil && s.group.state == nil && s.group.snapshot == nil {
 			return s.commitBackground() // background.go
 		}
@@ -478,7 +497,7 @@ func (s *Sink) Close(ctx context.Context) error {
 // truncatePending drops the open source transaction's pending changes.
 func (s *Sink) truncatePending() {
 	for i := s.curStart; i < len(s.pend); i++ {
-		s.pendBytes -= s.pend[i].size
+		s.pendBytes -= opMem(&s.pend[i])
 	}
 	clear(s.pend[s.curStart:])
 	s.pend = s.pend[:s.curStart]
