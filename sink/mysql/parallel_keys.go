@@ -22,7 +22,7 @@ func (p *Parallel) classify(c *change.Change) {
 		if row == nil {
 			continue
 		}
-		h, ok := keyHash(c, row)
+		h, exact, ok := keyHash(c, row)
 		switch {
 		case !ok && c.Op == change.Update && len(c.Before) > 0 && absentKey(row, c.Table.PrimaryKey):
 			// An after image without the key: the key did not change.
@@ -31,7 +31,7 @@ func (p *Parallel) classify(c *change.Change) {
 			p.nokey = true
 			continue
 		}
-		p.keys = append(p.keys, h)
+		p.keys = append(p.keys, exact)
 		k := int(h % uint64(n))
 		switch {
 		case p.part == -1:
@@ -45,23 +45,27 @@ func (p *Parallel) classify(c *change.Change) {
 // keyHash hashes row's primary key (event-time TABLE_MAP) and table; ok
 // is false when the table has none, or one with a column whose equality
 // is not byte equality (text under a collation, floating point, a
-// prefix). The hash modulo N is the key's partition.
-func keyHash(c *change.Change, row change.Row) (uint64, bool) {
+// prefix). part modulo N is the key's partition (integers in blocks of
+// 256); exact names the row, for the coordinator's record of what each
+// worker was given (two rows with one exact hash only wait for each
+// other needlessly; one row always has one).
+func keyHash(c *change.Change, row change.Row) (part, exact uint64, ok bool) {
 	t := c.Table
 	if len(t.PrimaryKey) == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	for _, pre := range t.PrimaryKeyPrefix {
 		if pre > 0 {
-			return 0, false
+			return 0, 0, false
 		}
 	}
 	h := fnvString(fnvOffset, t.DB)
 	h = fnvByte(h, 0)
 	h = fnvString(h, t.Name)
+	x := h
 	for _, i := range t.PrimaryKey {
 		if i >= len(row) {
-			return 0, false
+			return 0, 0, false
 		}
 		v := row[i]
 		switch v.Kind() {
@@ -69,21 +73,22 @@ func keyHash(c *change.Change, row change.Row) (uint64, bool) {
 			// In blocks of 256 consecutive values: inserts of ascending
 			// keys go to one worker in runs, not alternately into the
 			// same index pages.
-			h = fnvByte(h, 1)
-			for u, j := v.Uint()>>8, 0; j < 8; j++ {
-				h = fnvByte(h, byte(u>>(8*j)))
+			h, x = fnvByte(h, 1), fnvByte(x, 1)
+			for u, j := v.Uint(), 0; j < 8; j++ {
+				h = fnvByte(h, byte((u>>8)>>(8*j)))
+				x = fnvByte(x, byte(u>>(8*j)))
 			}
 		case change.Bytes:
-			h = fnvByte(h, 2)
+			h, x = fnvByte(h, 2), fnvByte(x, 2)
 			for _, b := range v.Bytes() {
-				h = fnvByte(h, b)
+				h, x = fnvByte(h, b), fnvByte(x, b)
 			}
-			h = fnvByte(h, 0)
+			h, x = fnvByte(h, 0), fnvByte(x, 0)
 		default:
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	return h, true
+	return h, x, true
 }
 
 // FNV-1a, 64 bits (as hash/fnv, without its allocation).

@@ -54,6 +54,9 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 			p.closeWorkers(ctx)
 			return nil, err
 		}
+		// The worker queues its next group while the last one is
+		// applied (background.go).
+		s.Background()
 		w := &worker{s: s, id: k, jobs: make(chan job, workerQueue), done: make(chan struct{}), sent: change.TxEnd{Next: s.cp.Next}}
 		p.w = append(p.w, w)
 		p.cp = append(p.cp, s.cp.Next)
