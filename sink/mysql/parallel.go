@@ -98,6 +98,8 @@ type Parallel struct {
 
 	// The open source transaction.
 	buf       []change.Change
+	lastLen   int // len(buf) of the last transaction, for the next one's
+	copier    rowCopier
 	bufBytes  int
 	part      int  // its partition: -1 none yet
 	multi     bool // its keys fall into several partitions
@@ -337,8 +339,14 @@ func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
 	}
 	o := *c
 	var n1, n2 int
-	o.Before, n1 = cloneRow(c.Before)
-	o.After, n2 = cloneRow(c.After)
+	o.Before, n1 = p.copier.clone(c.Before)
+	o.After, n2 = p.copier.clone(c.After)
+	if p.buf == nil {
+		// As long as the last transaction: its changes are handed over
+		// with the slice, which is not reused; growing it would copy them
+		// again and again.
+		p.buf = make([]change.Change, 0, min(max(p.lastLen, 8), parallelMaxRows+1))
+	}
 	p.buf = append(p.buf, o)
 	p.bufBytes += n1 + n2 + len(c.SQL)
 	p.classify(&p.buf[len(p.buf)-1])

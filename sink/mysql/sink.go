@@ -82,6 +82,7 @@ type Sink struct {
 	load         []byte      // the rows of a LOAD DATA LOCAL (bulk.go)
 	bulkLines    atomic.Bool // bulkOK, for the caller: format inserts' lines as they are queued
 	lineSlab     []byte      // the caller's: room for the next lines
+	copier       rowCopier   // the caller's: copies queued rows
 	colsBuf      []int       // scratch for an op's columns (sharedCols)
 	bulkOK       bool        // the target allows LOAD DATA LOCAL
 	pipeStmts    []pipeStmt  // the statements in pipe
@@ -174,17 +175,52 @@ type op struct {
 	line []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
 }
 
-func cloneRow(r change.Row) (change.Row, int) {
+// rowCopier copies rows out of the decoder's buffers, cutting them from
+// blocks (slabs) of values and of bytes: two allocations per block
+// instead of two per row, which with a million rows is much of the
+// garbage collector's work. A block lives as long as a row cut from it;
+// the rows of a group are cut one after the other, so what a block holds
+// beyond pendingBytes is at most a block's worth per buffer.
+type rowCopier struct {
+	vals  []change.Value
+	bytes []byte
+}
+
+const (
+	copierVals  = 1024     // values per block
+	copierBytes = 64 << 10 // bytes per block; a row's bytes beyond a quarter of it get their own
+)
+
+// clone returns a copy of r and its size as rowSize counts it.
+func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 	if r == nil {
 		return nil, 0
 	}
-	// One allocation for all the row's bytes (not one per value).
 	total := 0
 	for _, v := range r {
 		total += len(v.Bytes())
 	}
-	buf := make([]byte, 0, total)
-	out := make(change.Row, len(r))
+	var buf []byte
+	if total > copierBytes/4 {
+		buf = make([]byte, 0, total)
+	} else {
+		if cap(rc.bytes)-len(rc.bytes) < total {
+			rc.bytes = make([]byte, 0, copierBytes)
+		}
+		buf = rc.bytes[len(rc.bytes):len(rc.bytes)]
+		rc.bytes = rc.bytes[:len(rc.bytes)+total]
+	}
+	var out change.Row
+	if len(r) > copierVals/4 {
+		out = make(change.Row, len(r))
+	} else {
+		if cap(rc.vals)-len(rc.vals) < len(r) {
+			rc.vals = make([]change.Value, 0, copierVals)
+		}
+		n := len(rc.vals)
+		rc.vals = rc.vals[:n+len(r)]
+		out = rc.vals[n : n+len(r) : n+len(r)]
+	}
 	for i, v := range r {
 		if b := v.Bytes(); b != nil {
 			start := len(buf)
@@ -278,20 +314,14 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental") {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
-	o := op{c: *c}
-	if size := rowSize(c.Before) + rowSize(c.After); clone && size >= pendingBytes {
-		// A large row is executed before Write returns (the flush
-		// below), while the decoder's values are still valid: no copy
-		// (large.go).
-		o.size = size
-	} else if clone {
-		var n1, n2 int
-		o.c.Before, n1 = cloneRow(c.Before)
-		o.c.After, n2 = cloneRow(c.After)
-		o.size = n1 + n2
-	} else {
-		o.size = rowSize(c.Before) + rowSize(c.After)
+	o := op{c: *c, size: rowSize(c.Before) + rowSize(c.After)}
+	if clone && o.size < pendingBytes {
+		o.c.Before, _ = s.copier.clone(c.Before)
+		o.c.After, _ = s.copier.clone(c.After)
 	}
+	// Else the rows are the sink's already (Parallel's copies), or, for
+	// a large row, executed before Write returns (the flush below), while
+	// the decoder's values are still valid: no copy (large.go).
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}

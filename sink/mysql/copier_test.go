@@ -1,0 +1,74 @@
+package mysqlsink
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
+
+// TestRowCopier: rows cut from shared blocks are independent copies: the
+// source buffer may be reused, and appending to one row (or to one
+// value's bytes) leaves the next row as it was.
+func TestRowCopier(t *testing.T) {
+	var rc rowCopier
+	src := make([]byte, 0, 1<<20)
+	var rows, copies []change.Row
+	for i := 0; i < 3000; i++ {
+		src = src[:0]
+		n := 1 + i%7
+		if i%500 == 0 {
+			n = copierVals/4 + 1 // more values than a block quarter: a slice of its own
+		}
+		r := make(change.Row, n)
+		for j := range r {
+			switch {
+			case j%3 == 0:
+				r[j] = change.IntValue(int64(i*10 + j))
+			case i%700 == 0 && j == 1:
+				big := bytes.Repeat([]byte{byte(i)}, copierBytes) // bytes of their own
+				r[j] = change.TextValue(change.Bytes, big)
+			default:
+				start := len(src)
+				src = fmt.Appendf(src, "row %d value %d", i, j)
+				r[j] = change.TextValue(change.String, src[start:len(src):len(src)])
+			}
+		}
+		want := make(change.Row, len(r))
+		for j, v := range r {
+			want[j] = change.RawValue(v.Kind(), v.Uint(), bytes.Clone(v.Bytes()))
+		}
+		c, size := rc.clone(r)
+		if size != rowSize(r) {
+			t.Fatalf("row %d: size %d, rowSize %d", i, size, rowSize(r))
+		}
+		clear(src[:cap(src)]) // the decoder reuses its buffer
+		rows, copies = append(rows, want), append(copies, c)
+	}
+	// Appending to a copy, once the next ones were cut after it.
+	for i, c := range copies {
+		if i%3 == 0 {
+			_ = append(c, change.IntValue(-1))
+			for _, v := range c {
+				if v.Bytes() != nil {
+					_ = append(v.Bytes(), "clobber"...)
+				}
+			}
+		}
+	}
+	for i := range rows {
+		if len(rows[i]) != len(copies[i]) {
+			t.Fatalf("row %d: %d values, want %d", i, len(copies[i]), len(rows[i]))
+		}
+		for j := range rows[i] {
+			w, g := rows[i][j], copies[i][j]
+			if w.Kind() != g.Kind() || w.Uint() != g.Uint() || !bytes.Equal(w.Bytes(), g.Bytes()) {
+				t.Fatalf("row %d value %d: %v %d %q, want %v %d %q", i, j, g.Kind(), g.Uint(), g.Bytes(), w.Kind(), w.Uint(), w.Bytes())
+			}
+		}
+	}
+	if c, n := rc.clone(nil); c != nil || n != 0 {
+		t.Errorf("clone(nil) = %v, %d", c, n)
+	}
+}
