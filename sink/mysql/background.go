@@ -20,8 +20,9 @@ import "github.com/binlogcdc/binlogcdc/change"
 //
 // The goroutine owns, while a group is in flight: conn and everything
 // executing statements touches (stmts, b, args, pipe, load, large*,
-// fkChecks, noAutocommit, inTx, bulkOK, warnings, history, the plans'
-// upsert and deleteKey fields), saved, stats, failed and reported. The
+// fkChecks, noAutocommit, queued*, cpSent, keepNoAuto, inTx, bulkOK,
+// warnings, history, the plans' upsert and deleteKey fields), saved,
+// stats, failed and reported. The
 // caller owns pend, pendBytes, curStart, group, cur and colsBuf, and
 // reads the plans (which the goroutine only adds to through planFor,
 // never while it runs).
@@ -65,6 +66,9 @@ func (s *Sink) background() {
 // applyGroup executes a group's changes (all of committed source
 // transactions) and commits it with its checkpoint.
 func (s *Sink) applyGroup(ops []op, g *group) error {
+	if len(ops) > 0 && g.end != nil && g.state == nil && g.snapshot == nil && s.canPipeline() {
+		return s.applyGroupQueued(ops, g) // queued.go
+	}
 	if len(ops) > 0 {
 		if err := s.begin(); err != nil {
 			return err
@@ -80,7 +84,10 @@ func (s *Sink) applyGroup(ops []op, g *group) error {
 // transactions, to the background goroutine, once the one before it is
 // done.
 func (s *Sink) commitBackground() error {
-	if err := s.sync(); err != nil {
+	// The next group uses the connection as the last one left it
+	// (queued.go): no wait, which would turn autocommit back on.
+	s.waitGroup()
+	if err := s.check(); err != nil {
 		return err
 	}
 	j := bgJob{ops: s.pend, grp: s.group}
@@ -93,8 +100,20 @@ func (s *Sink) commitBackground() error {
 }
 
 // wait waits for the group in flight, if any, to be applied (or to fail:
-// then s.failed says why).
+// then s.failed says why), and gives the caller the connection as the
+// rest of the sink expects it: with autocommit on outside a transaction
+// (queued.go).
 func (s *Sink) wait() {
+	s.waitGroup()
+	if s.noAutocommit && !s.inTx && s.failed == nil {
+		if err := s.restoreAutocommit(); err != nil {
+			s.failed, s.reported = err, false
+		}
+	}
+}
+
+// waitGroup waits for the group in flight, if any.
+func (s *Sink) waitGroup() {
 	if s.bgBusy {
 		s.spare = <-s.bgDone
 		s.bgBusy = false

@@ -282,14 +282,21 @@ func (s *Sink) loadRun(ops []op, st *Stats) error {
 	}
 	s.load = data
 	s.loadStatement(o)
-	s.pipe = appendPacket(s.pipe[:0], mysql.COM_QUERY, []byte("SAVEPOINT binlogcdc_pipe"))
+	pipe, nq := s.takeQueued(s.pipe[:0]) // queued.go: the checkpoint UPDATE first
+	s.pipe = appendPacket(pipe, mysql.COM_QUERY, []byte("SAVEPOINT binlogcdc_pipe"))
 	s.pipe = appendPacket(s.pipe, mysql.COM_QUERY, s.b.SQL)
 	if _, err := s.conn.Write(s.pipe); err != nil {
 		return fmt.Errorf("target: %w", err)
 	}
+	qErr := s.readQueued(nq)
 	_, spErr := s.readResult()
+	if qErr != nil {
+		data = data[:4] // an empty file: the group fails
+	}
 	res, err := s.sendLoadFile(data)
 	switch {
+	case qErr != nil:
+		return qErr
 	case spErr != nil:
 		return fmt.Errorf("target: SAVEPOINT: %w", spErr)
 	case err == nil && res.AffectedRows == uint64(len(ops)) && res.Warnings == 0:

@@ -170,11 +170,17 @@ func ReadCheckpoint(ctx context.Context, cfg Config, replica string) (cp Checkpo
 func (s *Sink) saveCheckpoint(tx change.TxEnd, ddl change.Position) error {
 	var srcTime any
 	if !tx.Time.IsZero() {
-		srcTime = tx.Time.UTC().Format("2006-01-02 15:04:05.999999")
+		srcTime = sourceTime(tx.Time)
 	}
-	return s.execPrepared("UPDATE "+checkpointTable+" SET file = ?, pos = ?, gtid = ?, ddl_file = ?, ddl_pos = ?, source_time = ?, updated = NOW(6) WHERE replica = ?",
-		tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
+	return s.execPrepared(saveCheckpointSQL, tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
 }
+
+// saveCheckpointSQL updates a replica's checkpoint row (saveCheckpoint,
+// checkpointPacket).
+const saveCheckpointSQL = "UPDATE " + checkpointTable + " SET file = ?, pos = ?, gtid = ?, ddl_file = ?, ddl_pos = ?, source_time = ?, updated = NOW(6) WHERE replica = ?"
+
+// sourceTime is how the checkpoint row stores a transaction's time.
+func sourceTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.999999") }
 
 // myErrorCode returns the server error code in err, or 0.
 func myErrorCode(err error) uint16 {

@@ -226,14 +226,26 @@ func (s *Sink) runPipeline(ops []op, stmts []pipeStmt) (ok bool, bad pipeFailure
 		s.noAutocommit = true
 	}
 	// One write: the server reads the statements while we wait for the
-	// results, which are small (an OK or error packet each).
+	// results, which are small (an OK or error packet each). The queued
+	// checkpoint UPDATE, if any, goes first (queued.go).
+	nq := 0
+	if s.queued != nil {
+		if _, err := s.conn.Write(s.queued); err != nil {
+			return false, bad, fmt.Errorf("target: %w", err)
+		}
+		s.queued, nq = nil, 1
+	}
 	if _, err := s.conn.Write(s.pipe); err != nil {
 		return false, bad, fmt.Errorf("target: %w", err)
 	}
 	// Read every result, whatever happened, to keep the session in step.
-	if _, err := s.readResult(); err != nil {
+	qErr := s.readQueued(nq)
+	if _, err := s.readResult(); err != nil || qErr != nil {
 		for range stmts {
 			s.readResult()
+		}
+		if qErr != nil {
+			return false, bad, qErr
 		}
 		return false, bad, fmt.Errorf("target: SAVEPOINT: %w", err)
 	}

@@ -86,7 +86,11 @@ type Sink struct {
 	colsBuf      []int       // scratch for an op's columns (sharedCols)
 	bulkOK       bool        // the target allows LOAD DATA LOCAL
 	pipeStmts    []pipeStmt  // the statements in pipe
-	noAutocommit bool        // the session has autocommit=0 (set inside a target transaction)
+	noAutocommit bool        // the session has autocommit=0 (set inside a target transaction, or between background groups: queued.go)
+	queued       []byte      // the checkpoint UPDATE to send before the transaction's first statement (queued.go)
+	queuedBuf    []byte
+	cpSent       bool // the open transaction's checkpoint UPDATE was sent first (queued.go)
+	keepNoAuto   bool // its COMMIT leaves autocommit=0 (queued.go)
 
 	// Large statements (large.go).
 	large     []largePart
@@ -283,6 +287,7 @@ func (s *Sink) abort(err error) error {
 	if s.failed == nil {
 		s.failed = err
 	}
+	s.queued, s.cpSent, s.keepNoAuto = nil, false, false
 	if s.inTx {
 		s.conn.Execute("ROLLBACK")
 		s.inTx = false
@@ -407,7 +412,7 @@ func (s *Sink) finishGroup(g *group, ddl change.Position) error {
 	if g.end != nil {
 		end = *g.end
 	}
-	if g.end != nil || ddl.File != "" {
+	if (g.end != nil || ddl.File != "") && !s.cpSent {
 		if err := s.begin(); err != nil {
 			return err
 		}
@@ -425,16 +430,20 @@ func (s *Sink) finishGroup(g *group, ddl change.Position) error {
 			}
 		}
 	}
+	s.cpSent = false
 	if s.inTx {
 		if err := s.plain("COMMIT"); err != nil {
 			return fmt.Errorf("target: COMMIT: %w", err)
 		}
 		s.inTx = false
-		if err := s.restoreAutocommit(); err != nil {
-			return err
+		if !s.keepNoAuto {
+			if err := s.restoreAutocommit(); err != nil {
+				return err
+			}
 		}
 		s.stats.TargetCommits++
 	}
+	s.keepNoAuto = false
 	s.saved = end
 	s.savedPos.Store(&end.Next)
 	s.stats.add(&g.stats)

@@ -105,6 +105,9 @@ func bindValue(v change.Value) (any, error) {
 // exec runs the builder's statement as a prepared statement and returns
 // the number of matched rows.
 func (s *Sink) exec(b *sqltext.Builder) (uint64, error) {
+	if err := s.sendQueued(); err != nil { // queued.go
+		return 0, err
+	}
 	st, err := s.stmts.get(s.conn, b.SQL)
 	if err != nil {
 		return 0, err
@@ -132,6 +135,9 @@ func (s *Sink) exec(b *sqltext.Builder) (uint64, error) {
 
 // execPrepared runs sql with plain Go arguments through the cache.
 func (s *Sink) execPrepared(sql string, args ...any) error {
+	if err := s.sendQueued(); err != nil { // queued.go
+		return err
+	}
 	st, err := s.stmts.get(s.conn, []byte(sql))
 	if err != nil {
 		return err
@@ -146,6 +152,9 @@ func (s *Sink) execPrepared(sql string, args ...any) error {
 
 // query runs a statement outside the cache.
 func (s *Sink) plain(sql string) error {
+	if err := s.sendQueued(); err != nil { // queued.go
+		return err
+	}
 	r, err := s.conn.Execute(sql)
 	if err != nil {
 		return err

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// TestReplayCheckpointRefused: read --to sends each group's checkpoint
+// UPDATE first, with the group's first statement (sink/mysql/queued.go),
+// in autocommit=0. When the target refuses that UPDATE, the group's
+// changes must not commit, whichever statement came with it (LOAD DATA,
+// a pipeline of batched updates, of batched deletes): the run stops,
+// the target keeps exactly the groups before, and a rerun, once the
+// target accepts the UPDATE again, ends equal to the source.
+func TestReplayCheckpointRefused(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	ref := testserver.Start(t, testserver.Options{})
+	rpMysql(t, src, []byte("CREATE DATABASE cq;\nCREATE TABLE cq.t (id INT PRIMARY KEY, v INT, s VARCHAR(20));\n"))
+	txs := []string{
+		"INSERT INTO cq.t SELECT seq, seq, CONCAT('a', seq) FROM cq.seq_1_to_300",    // LOAD DATA
+		"UPDATE cq.t SET v = v + 1000, s = CONCAT(s, 'u') WHERE id <= 300",           // INSERT … ON DUPLICATE KEY UPDATE
+		"DELETE FROM cq.t WHERE id % 2 = 0",                                          // DELETE … IN
+		"INSERT INTO cq.t SELECT seq, -seq, CONCAT('b', seq) FROM cq.seq_301_to_600", // LOAD DATA again
+		"UPDATE cq.t SET v = 7 WHERE id = 1",                                         // one statement (no batch)
+	}
+	var ends []string
+	for _, tx := range txs {
+		rpMysql(t, src, []byte("BEGIN;\n"+tx+";\nCOMMIT;\n"))
+		ends = append(ends, rpMasterPos(t, src))
+	}
+	index := src.BinlogIndex()
+	args := func(more ...string) []string {
+		return append([]string{"read", index, "--to", dst.DSN() + "/", "--group-rows", "100"}, more...)
+	}
+	// The schema first, and the checkpoint table.
+	rpRun(t, 0, args("--stop-position", ends[0])...)
+	for k := 1; k < len(txs); k++ {
+		// The target refuses any checkpoint past transaction k.
+		off := ends[k-1][strings.LastIndexByte(ends[k-1], ':')+1:]
+		dst.Exec(t, "DROP TRIGGER IF EXISTS binlogcdc.refuse",
+			"CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW "+
+				"IF NEW.pos > "+off+" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'; END IF")
+		_, errOut := rpRun(t, 1, args()...)
+		if !strings.Contains(errOut, "checkpoint refused") {
+			t.Errorf("transaction %d: the refused checkpoint is not reported:\n%s", k+1, errOut)
+		}
+		if cp := rpCheckpoint(t, dst); !strings.HasPrefix(cp, ends[k-1]+" ") && cp != ends[k-1] {
+			t.Errorf("transaction %d: checkpoint %q, want %q", k+1, cp, ends[k-1])
+		}
+		// What the source held after transaction k, replayed with
+		// nothing refused.
+		rpRun(t, 0, "read", index, "--to", ref.DSN()+"/", "--stop-position", ends[k-1])
+		rpSame(t, "after a refused checkpoint", rpSnapshot(t, dst), rpSnapshot(t, ref))
+	}
+	dst.Exec(t, "DROP TRIGGER binlogcdc.refuse")
+	rpRun(t, 0, args()...)
+	rpCompare(t, src, dst, "after the refusals")
+}
