@@ -89,7 +89,7 @@ type Parallel struct {
 	w    []*worker
 	// inflight[k] holds the keys of what worker k was given since it
 	// last committed on our request (wait).
-	inflight []map[uint64]struct{}
+	inflight []keySet
 	cat      *client.Conn             // catalog queries (safeTable)
 	safe     map[string]bool          // safeTable's answers, by `db`.`table`
 	safeMap  map[*tablemap.Table]bool // ... and by TABLE_MAP (no name to build per change)
@@ -299,15 +299,15 @@ func (p *Parallel) dispatch(w *worker, flush bool, ack chan error) {
 func (p *Parallel) wait(k int) error {
 	ack := make(chan error, 1)
 	p.dispatch(p.w[k], true, ack)
-	clear(p.inflight[k])
+	p.inflight[k].reset()
 	return <-ack
 }
 
 // drain has every worker commit all it was given, its checkpoint at the
 // last transaction end.
 func (p *Parallel) drain() error {
-	for _, set := range p.inflight {
-		clear(set)
+	for k := range p.inflight {
+		p.inflight[k].reset()
 	}
 	acks := make([]chan error, len(p.w))
 	for k, w := range p.w {
@@ -410,12 +410,13 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 	if !barrier {
 		// An earlier transaction on another worker that touched one of
 		// these rows commits first.
-		for i, set := range p.inflight {
-			if i == k || len(set) == 0 {
+		for i := range p.inflight {
+			set := &p.inflight[i]
+			if i == k || set.len() == 0 {
 				continue
 			}
 			for _, h := range p.keys {
-				if _, ok := set[h]; ok {
+				if set.has(h) {
 					if err := p.wait(i); err != nil {
 						return err
 					}
@@ -423,12 +424,12 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 				}
 			}
 		}
-		set := p.inflight[k]
+		set := &p.inflight[k]
 		for _, h := range p.keys {
-			set[h] = struct{}{}
+			set.add(h)
 		}
 		p.queue(p.w[k], p.buf, &tx)
-		if len(set) > maxInflightKeys {
+		if set.len() > maxInflightKeys {
 			return p.wait(k)
 		}
 		return nil

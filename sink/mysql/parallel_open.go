@@ -60,7 +60,7 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 		w := &worker{s: s, id: k, jobs: make(chan job, workerQueue), done: make(chan struct{}), sent: change.TxEnd{Next: s.cp.Next}}
 		p.w = append(p.w, w)
 		p.cp = append(p.cp, s.cp.Next)
-		p.inflight = append(p.inflight, map[uint64]struct{}{})
+		p.inflight = append(p.inflight, keySet{})
 	}
 	if err := p.reconcile(stale, existed); err != nil {
 		for k := 1; k < n; k++ {
