@@ -19,7 +19,8 @@
 #   loaddata  binlogcdc read --to of 1M inserts + 100k updates + 10k
 #             deletes (bench/gen.sh replay) vs LOAD DATA INFILE of the
 #             table's final rows, each into a fresh server; wall and CPU
-#             seconds. Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
+#             seconds; then the same with --parallel 2 (LOAD DATA measured
+#             again beside it). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones)
 #   memory    bench/memory.sh: peak RSS and CPU of recover at 300k / 1M /
@@ -70,7 +71,7 @@ server_cpu() { awk '{printf "%.2f\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
 # (binlogcdc's own, and the target server's) and the ratio of the medians.
 loaddata() {
 	bench/gen.sh replay
-	local d=$BENCH_DIR/data/replay-tx${RTX:-1000} i t0 t1 c0 c1 args
+	local d=$BENCH_DIR/data/replay-tx${RTX:-1000} i t0 t1 c0 c1 args tag=${LD_TAG:-}
 	log "loaddata: $REPLAY_RUNS runs of each on $(basename "$d")/replay.binlog (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	for i in $(seq 1 "$REPLAY_RUNS"); do
 		mdb_start "$BENCH_DIR/target-c"
@@ -81,8 +82,8 @@ loaddata() {
 			{ echo "compare: binlogcdc --to failed, see $LOG" >&2; exit 1; }
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f\n", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay"
-		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum"
+		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f\n", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay$tag"
+		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
 
 		mdb_start "$BENCH_DIR/target-d"
@@ -92,24 +93,24 @@ loaddata() {
 		mdb -e "LOAD DATA INFILE '$d/final.tsv' INTO TABLE rb.t"
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0\n", $2-$1, $4-$3}' >>"$RES/ld-load"
-		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum"
+		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0\n", $2-$1, $4-$3}' >>"$RES/ld-load$tag"
+		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
-		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay"), LOAD DATA $(tail -1 "$RES/ld-load") (wall, server CPU, binlogcdc CPU; load $(cut -d' ' -f1 /proc/loadavg))"
+		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU; load $(cut -d' ' -f1 /proc/loadavg))"
 	done
 	rm -rf "$BENCH_DIR/target-c" "$BENCH_DIR/target-d"
 	local sums want
-	sums=$(sort -u "$RES/ld-sum")
+	sums=$(sort -u "$RES/ld-sum$tag")
 	want=$(cat "$d/checksum")
 	[ "$sums" = "$want" ] || { echo "compare: loaddata: CHECKSUM TABLE differs: source $want, targets $sums" >&2; exit 1; }
 	local rw lw
-	rw=$(median "$RES/ld-replay")
-	lw=$(median "$RES/ld-load")
-	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw" >"$RES/loaddata.kv"
+	rw=$(median "$RES/ld-replay$tag")
+	lw=$(median "$RES/ld-load$tag")
+	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw" >"$RES/loaddata$tag.kv"
 	cat <<-EOF
 	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
-	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay" 2) s, binlogcdc $(median "$RES/ld-replay" 3) s")
-	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load" 2) s")
+	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")
+	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
 }
@@ -141,7 +142,7 @@ catchup() {
 summary() {
 	kv() { sed -n "s/.*\<$2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
 	verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN {ok = (d == "le") ? v <= t : v >= t; print ok ? "met" : "NOT met"}'; }
-	local rec rowmb lim ldr rps cur k v
+	local rec rowmb lim ldr ldp rps cur k v
 	rec=$(kv "$RES/memory.kv" recover_max_mib)
 	rowmb=$(kv "$RES/memory.kv" bigrow_mib)
 	lim=$(awk -v r="$rowmb" 'BEGIN {print 2*r+64}')
@@ -155,6 +156,8 @@ summary() {
 		row "one $rowmb MiB row, peak RSS: $k" "$v MiB" "<= 2x row + 64 MiB: $(verdict "$v" "$lim" le)"
 	done
 	row "replay vs LOAD DATA INFILE (speed ratio)" "${ldr}x" ">= 0.8x: $(verdict "$ldr" 0.8 ge)"
+	ldp=$(kv "$RES/loaddata-parallel.kv" ratio)
+	row "the same with --parallel 2" "${ldp}x" ">= 0.8x: $(verdict "$ldp" 0.8 ge)"
 	row "read, row changes per CPU-s (replay.binlog)" "$rps" ">= 1.5M: $(verdict "$rps" 1500000 ge)"
 	row "stream catch-up CPU / read CPU (into a pipe)" "${cur}x" "<= 1.5x: $(verdict "$cur" 1.5 le)"
 }
@@ -254,6 +257,7 @@ else
 fi
 
 ld=$(loaddata)
+ldp=$(REPLAY_FLAGS="--parallel 2" LD_TAG=-parallel loaddata)
 mem=$(MEM_KV=$RES/memory.kv bench/memory.sh)
 
 catchup
@@ -309,6 +313,8 @@ $(row "mariadb-binlog | mariadb" "$rm_" "binlogcdc $(ratio "$rm_" "$rb")x faster
   CHECKSUM TABLE bench.orders: $sum_ok
 
 $ld
+
+$ldp
 
 $mem
 
