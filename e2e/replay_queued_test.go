@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,4 +59,40 @@ func TestReplayCheckpointRefused(t *testing.T) {
 	dst.Exec(t, "DROP TRIGGER binlogcdc.refuse")
 	rpRun(t, 0, args()...)
 	rpCompare(t, src, dst, "after the refusals")
+}
+
+// TestReplayCheckpointRowDeleted: a group whose checkpoint UPDATE matches
+// no row (the row was deleted on the target behind binlogcdc's back)
+// must not commit: its changes would be applied again by the next run,
+// which no longer knows where the last one stopped. Both ways the
+// checkpoint is saved: first in the group's first write (--on-conflict
+// error, queued.go) and at its end (skip). A trigger on the data table
+// deletes the row while a group is applied; the next group must fail.
+func TestReplayCheckpointRowDeleted(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	rpMysql(t, src, []byte("CREATE DATABASE cq;\nCREATE TABLE cq.t (id INT PRIMARY KEY, v INT);\n"))
+	for i := 0; i < 5; i++ {
+		rpMysql(t, src, []byte(fmt.Sprintf("INSERT INTO cq.t SELECT seq, seq FROM cq.seq_%d_to_%d;\n", i*100+1, i*100+100)))
+	}
+	for _, c := range []struct{ policy, want string }{
+		// The checkpoint UPDATE goes first: the group that deleted the
+		// row had matched it, and committed; the next fails.
+		{"error", "300 300"},
+		// It comes last: the group that deleted the row fails itself.
+		{"skip", "200 200"},
+	} {
+		policy := c.policy
+		dst.Exec(t, "DROP DATABASE IF EXISTS cq", "DROP DATABASE IF EXISTS binlogcdc", "CREATE DATABASE cq",
+			"CREATE TABLE cq.t (id INT PRIMARY KEY, v INT)",
+			"CREATE TRIGGER cq.gone AFTER INSERT ON cq.t FOR EACH ROW IF NEW.id = 250 THEN DELETE FROM binlogcdc.checkpoint WHERE replica = 'default'; END IF")
+		_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--ddl=skip", "--fire-triggers",
+			"--group-rows", "100", "--on-conflict", policy)
+		if !strings.Contains(errOut, "matched 0 rows instead of 1") {
+			t.Errorf("--on-conflict %s: the missing checkpoint row is not reported:\n%s", policy, errOut)
+		}
+		if got := stVal(t, dst, "SELECT CONCAT(COUNT(*), ' ', MAX(id)) FROM cq.t"); got != c.want {
+			t.Errorf("--on-conflict %s: the target holds %s (rows, largest id), want %s", policy, got, c.want)
+		}
+	}
 }

@@ -172,7 +172,22 @@ func (s *Sink) saveCheckpoint(tx change.TxEnd, ddl change.Position) error {
 	if !tx.Time.IsZero() {
 		srcTime = sourceTime(tx.Time)
 	}
-	return s.execPrepared(saveCheckpointSQL, tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
+	n, err := s.execPreparedCount(saveCheckpointSQL, tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
+	if err == nil && n != 1 {
+		err = s.checkpointRowError(n)
+	}
+	return err
+}
+
+// checkpointRowError is the error of a checkpoint UPDATE that matched n
+// rows, not one: the row was deleted (or renamed) behind binlogcdc's
+// back. Committing the changes without it would make a restart apply
+// them again.
+func (s *Sink) checkpointRowError(n uint64) error {
+	return fmt.Errorf("the row of replica %q in %s matched %d rows instead of 1: it was deleted or changed on the target while binlogcdc was applying, "+
+		"so this group of changes was rolled back; the target holds the changes up to %s:%d (GTID %q). "+
+		"Put the row back with that position (INSERT INTO %s (replica, file, pos, gtid) VALUES (…)) before running again: a run without it starts over",
+		s.opts.Replica, checkpointTable, n, s.saved.Next.File, s.saved.Next.Offset, s.saved.GTID, checkpointTable)
 }
 
 // saveCheckpointSQL updates a replica's checkpoint row (saveCheckpoint,

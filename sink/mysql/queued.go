@@ -95,7 +95,11 @@ func (s *Sink) readQueued(n int) error {
 	if n == 0 {
 		return nil
 	}
-	if _, err := s.readResult(); err != nil {
+	matched, err := s.readResult()
+	if err == nil && matched != 1 {
+		err = s.checkpointRowError(matched)
+	}
+	if err != nil {
 		return fmt.Errorf("target: saving the checkpoint: %w", err)
 	}
 	return nil

@@ -135,19 +135,27 @@ func (s *Sink) exec(b *sqltext.Builder) (uint64, error) {
 
 // execPrepared runs sql with plain Go arguments through the cache.
 func (s *Sink) execPrepared(sql string, args ...any) error {
+	_, err := s.execPreparedCount(sql, args...)
+	return err
+}
+
+// execPreparedCount is execPrepared; it returns the number of rows
+// matched.
+func (s *Sink) execPreparedCount(sql string, args ...any) (uint64, error) {
 	if err := s.sendQueued(); err != nil { // queued.go
-		return err
+		return 0, err
 	}
 	st, err := s.stmts.get(s.conn, []byte(sql))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r, err := st.Execute(args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	n := r.AffectedRows
 	r.Close()
-	return nil
+	return n, nil
 }
 
 // query runs a statement outside the cache.
