@@ -58,6 +58,7 @@ package mysqlsink
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -402,6 +403,11 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 		return p.check(w.s.flushGroup())
 	case len(p.buf) == 0:
 		return nil
+	}
+	if cap(p.buf) > 2*len(p.buf)+8 {
+		// Sized after a longer transaction: the worker keeps what it is
+		// handed until it applies it, so hand over the rows, not the room.
+		p.buf = slices.Clone(p.buf)
 	}
 	k, barrier := p.assign()
 	if p.applied(k) {
