@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -94,5 +97,81 @@ func TestReplayCheckpointRowDeleted(t *testing.T) {
 		if got := stVal(t, dst, "SELECT CONCAT(COUNT(*), ' ', MAX(id)) FROM cq.t"); got != c.want {
 			t.Errorf("--on-conflict %s: the target holds %s (rows, largest id), want %s", policy, got, c.want)
 		}
+	}
+}
+
+// TestReplayParallelCheckpointRefused: with --parallel 3 (and 1), the
+// target refuses every checkpoint past a point, whichever worker saves
+// it; each run must fail, and a last run with nothing refused must end
+// equal to the source (a group committed without its checkpoint would be
+// applied twice: a conflict).
+func TestReplayParallelCheckpointRefused(t *testing.T) {
+	g := rpSeed(t)
+	src := testserver.Start(t, testserver.Options{})
+	rpParallelWorkload(t, src, g)
+	end := rpMasterPos(t, src)
+	endOff, _ := strconv.Atoi(end[strings.LastIndexByte(end, ':')+1:])
+	index := src.BinlogIndex()
+	for _, par := range []string{"3", "1"} {
+		t.Run("p"+par, func(t *testing.T) {
+			dst := testserver.Start(t, testserver.Options{})
+			args := []string{"read", index, "--to", dst.DSN() + "/", "--parallel", par, "--group-rows", "7", "--group-time", "5ms"}
+			// Nothing applied: binlogcdc.checkpoint and its rows made.
+			rpRun(t, 0, append(args, "--stop-position", end[:strings.LastIndexByte(end, ':')]+":4")...)
+			for _, frac := range []float64{0.2, 0.45, 0.7, 0.9} {
+				off := int(float64(endOff) * frac)
+				dst.Exec(t, "DROP TRIGGER IF EXISTS binlogcdc.refuse",
+					fmt.Sprintf("CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW "+
+						"IF NEW.pos > %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'; END IF", off))
+				_, errOut := rpRun(t, 1, args...)
+				if !strings.Contains(errOut, "checkpoint refused") {
+					t.Errorf("frac %v: not refused:\n%s", frac, errOut)
+				}
+			}
+			dst.Exec(t, "DROP TRIGGER binlogcdc.refuse")
+			rpRun(t, 0, args...)
+			rpCompare(t, src, dst, "parallel after refusals")
+		})
+	}
+}
+
+// TestStreamIdleHoldsNoLocks: a replay that has caught up and waits for
+// the source holds no transaction and no metadata lock on the target (no
+// session left in autocommit=0 with a transaction open, queued.go): a DDL
+// from another session on every table, and on binlogcdc.checkpoint, goes
+// through, where a lock would make it fail after lock_wait_timeout.
+func TestStreamIdleHoldsNoLocks(t *testing.T) {
+	g := rpSeed(t)
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, rpSchema...)
+	rpWorkload(t, src, g, 100, false)
+	dir := t.TempDir()
+	args := []string{"--source", src.DSN(), "--from", "earliest", "--to", dst.DSN() + "/", "--group-rows", "1", "--group-time", "1h"}
+	caughtUp := func() bool {
+		f, end := stTxEnd(t, src, stLastGTID(t, src))
+		want := fmt.Sprintf("%s:%d", f, end)
+		if len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'")) != 1 {
+			return false
+		}
+		r := dst.QueryStrings(t, "SELECT CONCAT(file, ':', pos) FROM binlogcdc.checkpoint WHERE replica = 'default'")
+		return len(r) == 1 && *r[0][0] == want
+	}
+	r := stStart(t, dir, "1", nil, args...)
+	stPoll(t, time.Minute, r, "the stream to catch up", caughtUp)
+	trx := dst.QueryStrings(t, "SELECT COUNT(*) FROM information_schema.INNODB_TRX")
+	if *trx[0][0] != "0" {
+		t.Errorf("idle stream holds %s open transactions", *trx[0][0])
+	}
+	var tables []string
+	for _, row := range dst.QueryStrings(t, "SELECT CONCAT('`', REPLACE(TABLE_SCHEMA, '`', '``'), '`.`', REPLACE(TABLE_NAME, '`', '``'), '`') FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ('mysql','information_schema','performance_schema','sys','binlogcdc') AND TABLE_TYPE = 'BASE TABLE'") {
+		tables = append(tables, *row[0])
+	}
+	for _, tb := range append(tables, "`binlogcdc`.`checkpoint`") {
+		dst.Exec(t, "SET SESSION lock_wait_timeout = 3", "ALTER TABLE "+tb+" COMMENT = 'x'")
+	}
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
 	}
 }
