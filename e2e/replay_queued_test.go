@@ -175,3 +175,30 @@ func TestStreamIdleHoldsNoLocks(t *testing.T) {
 		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
 	}
 }
+
+// TestStreamToFailsWhenQuiet: stream --to applies a full group in the
+// background; when that group fails and the source then goes quiet, no
+// call to the sink returns the failure, yet the stream must end at once
+// with it (exit 1), not sit waiting for events with the target behind.
+func TestStreamToFailsWhenQuiet(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE sq", "CREATE TABLE sq.t (id INT PRIMARY KEY, v INT)")
+	dir := t.TempDir()
+	r := stStart(t, dir, "s", nil, "--source", src.DSN(), "--from", "earliest", "--to", dst.DSN()+"/",
+		"--group-rows", "100", "--group-time", "1h")
+	stPoll(t, time.Minute, r, "the stream to create the table", func() bool {
+		return r.ready() && len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sq' AND TABLE_NAME = 't'")) == 1
+	})
+	dst.Exec(t, "CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'")
+	src.Exec(t, "INSERT INTO sq.t SELECT seq, seq FROM sq.seq_1_to_300") // one group, applied in the background
+	if code := r.wait(time.Minute); code != 1 {
+		t.Fatalf("stream exit %d, want 1; stderr:\n%s", code, r.errText())
+	}
+	if !strings.Contains(r.errText(), "checkpoint refused") {
+		t.Errorf("the failure is not reported:\n%s", r.errText())
+	}
+	if got := stVal(t, dst, "SELECT COUNT(*) FROM sq.t"); got != "0" {
+		t.Errorf("the failed group left %s rows on the target", got)
+	}
+}

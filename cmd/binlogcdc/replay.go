@@ -349,12 +349,20 @@ func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 
 // streamSink returns stream's sink. A target without a checkpoint gets
 // start saved as one first: --from now is resolved once, and a crash
-// before the first commit must not resolve it again later.
-func (r *replayRun) streamSink(out io.Writer, start change.Position) (sink.Sink, error) {
+// before the first commit must not resolve it again later. The target
+// applies full groups in the background, as read --to does, so that a
+// catch-up decodes the next group while the target applies the last;
+// failed is told of a failure that no call returns (a group failing once
+// the source has gone quiet), to end the stream.
+func (r *replayRun) streamSink(out io.Writer, start change.Position, failed func(error)) (sink.Sink, error) {
 	if r.applier != nil && r.resume.File == "" && start.File != "" {
 		if err := r.applier.SaveStart(start); err != nil {
 			return nil, err
 		}
+	}
+	if r.target != nil {
+		r.target.OnFailure(failed)
+		r.target.Background()
 	}
 	return r.sink(out, true)
 }

@@ -369,8 +369,17 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	// without, output goes out when the source has nothing more at hand
 	// (pipeline.Follower), so a catch-up writes in large blocks.
 	var sk sink.Sink = jsonl.New(out, jsonl.Options{FlushEachCommit: o.Checkpoint != "", Sync: o.Output != "" && o.Checkpoint == "", Format: enc})
+	// A target failure that no call returns ends the run (replay.go):
+	// the follower, waiting for a quiet source, is cancelled, and the run
+	// returns that failure.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var applyFailed atomic.Pointer[error]
 	if rp != nil { // replay.go: apply to --to, or write SQL
-		if sk, err = rp.streamSink(out, start); err != nil {
+		if sk, err = rp.streamSink(out, start, func(err error) {
+			applyFailed.CompareAndSwap(nil, &err)
+			cancelRun()
+		}); err != nil {
 			return err
 		}
 	}
@@ -453,7 +462,10 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if stopping() {
 		fl.RequestStop() // requested before there was a follower
 	}
-	err = fl.Run(ctx, start)
+	err = fl.Run(runCtx, start)
+	if failed := applyFailed.Load(); failed != nil {
+		err = *failed
+	}
 	if stopProgress != nil {
 		stopProgress()
 	}

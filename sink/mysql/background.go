@@ -23,7 +23,7 @@ import "github.com/binlogcdc/binlogcdc/change"
 // fkChecks, noAutocommit, queued*, cpSent, keepNoAuto, inTx, bulkOK,
 // warnings, history, the plans' upsert and deleteKey fields), saved,
 // stats, failed and reported. The
-// caller owns pend, pendBytes, curStart, group, cur and colsBuf, and
+// caller owns pend, pendBytes, curStart, group, cur, handed and colsBuf, and
 // reads the plans (which the goroutine only adds to through planFor,
 // never while it runs).
 
@@ -47,6 +47,17 @@ func (s *Sink) Background() {
 	go s.background()
 }
 
+// OnFailure has f called, at once, with the error of a group that fails
+// on its own, with no call to the sink to return it to: applied in the
+// background (Background), or committed by the timer of a quiet source.
+// A caller waiting for events, not changes, learns of it so (stream
+// --to). f must not call the sink. Set it before Background.
+func (s *Sink) OnFailure(f func(error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onFailure = f
+}
+
 // background is the goroutine: it applies each group handed to it and
 // hands its buffer back.
 func (s *Sink) background() {
@@ -56,6 +67,9 @@ func (s *Sink) background() {
 			if err := s.applyGroup(j.ops, &j.grp); err != nil {
 				s.abort(err)
 				s.reported = false // the caller has not seen it yet
+				if s.onFailure != nil {
+					s.onFailure(s.failed)
+				}
 			}
 		}
 		clear(j.ops)
@@ -91,6 +105,7 @@ func (s *Sink) commitBackground() error {
 		return err
 	}
 	j := bgJob{ops: s.pend, grp: s.group}
+	s.handed = *s.group.end
 	s.pend, s.spare = s.spare, nil
 	s.pendBytes, s.curStart = 0, 0
 	s.group = group{}

@@ -231,8 +231,19 @@ func (s *Sink) SaveStart(start change.Position) error {
 func (s *Sink) Advance(next change.Position) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.curStart != len(s.pend) || s.curExecuted || next.File == "" {
+		return
+	}
+	// Called after every transaction (stream): mostly next is where the
+	// last one ended, and then there is nothing to do, nor to wait for.
+	switch {
+	case s.group.end != nil && s.group.end.Next == next:
+		return
+	case s.group.end == nil && s.bgBusy && s.handed.Next == next:
+		return // the end of the group in flight (background.go)
+	}
 	s.wait()
-	if s.failed != nil || s.curStart != len(s.pend) || s.curExecuted || next.File == "" {
+	if s.failed != nil {
 		return
 	}
 	end := s.saved

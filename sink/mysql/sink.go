@@ -111,7 +111,9 @@ type Sink struct {
 	bgDone    chan []op // a group applied (or failed): its buffer, for spare
 	bgExit    chan struct{}
 	bgBusy    bool // a group was handed over and its bgDone not received
-	spare     []op // the pend buffer to take next
+	onFailure func(error)
+	handed    change.TxEnd // the end of the last group handed over (the caller's)
+	spare     []op         // the pend buffer to take next
 	stats     Stats
 	failed    error
 	reported  bool // failed was returned to the caller
@@ -507,9 +509,14 @@ func (s *Sink) timer() {
 				continue // a group is being committed
 			}
 			if s.failed == nil && s.group.txs > 0 && !s.curExecuted && time.Since(s.group.start) >= s.opts.GroupTime {
-				if err := s.commitGroup(change.Position{}); err != nil && s.opts.Logf != nil {
+				if err := s.commitGroup(change.Position{}); err != nil {
 					s.reported = false
-					s.opts.Logf("%v", err)
+					if s.opts.Logf != nil {
+						s.opts.Logf("%v", err)
+					}
+					if s.onFailure != nil {
+						s.onFailure(err) // background.go
+					}
 				}
 			}
 			s.mu.Unlock()
