@@ -11,6 +11,22 @@ import (
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
 
+// rpRefuseCheckpoints has dst refuse (SIGNAL 'checkpoint refused') every
+// UPDATE of binlogcdc.checkpoint for which cond, over OLD and NEW, holds,
+// in place of any such rule before.
+func rpRefuseCheckpoints(t testing.TB, dst *testserver.Server, cond string) {
+	t.Helper()
+	dst.Exec(t, "DROP TRIGGER IF EXISTS binlogcdc.refuse",
+		"CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW "+
+			"IF "+cond+" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'; END IF")
+}
+
+// rpOffset is the offset of a FILE:POS position (rpMasterPos).
+func rpOffset(pos string) uint64 {
+	n, _ := strconv.ParseUint(pos[strings.LastIndexByte(pos, ':')+1:], 10, 64)
+	return n
+}
+
 // TestReplayCheckpointRefused: read --to sends each group's checkpoint
 // UPDATE first, with the group's first statement (sink/mysql/queued.go),
 // in autocommit=0. When the target refuses that UPDATE, the group's
@@ -43,10 +59,7 @@ func TestReplayCheckpointRefused(t *testing.T) {
 	rpRun(t, 0, args("--stop-position", ends[0])...)
 	for k := 1; k < len(txs); k++ {
 		// The target refuses any checkpoint past transaction k.
-		off := ends[k-1][strings.LastIndexByte(ends[k-1], ':')+1:]
-		dst.Exec(t, "DROP TRIGGER IF EXISTS binlogcdc.refuse",
-			"CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW "+
-				"IF NEW.pos > "+off+" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'; END IF")
+		rpRefuseCheckpoints(t, dst, "NEW.pos > "+strconv.FormatUint(rpOffset(ends[k-1]), 10))
 		_, errOut := rpRun(t, 1, args()...)
 		if !strings.Contains(errOut, "checkpoint refused") {
 			t.Errorf("transaction %d: the refused checkpoint is not reported:\n%s", k+1, errOut)
@@ -110,7 +123,7 @@ func TestReplayParallelCheckpointRefused(t *testing.T) {
 	src := testserver.Start(t, testserver.Options{})
 	rpParallelWorkload(t, src, g)
 	end := rpMasterPos(t, src)
-	endOff, _ := strconv.Atoi(end[strings.LastIndexByte(end, ':')+1:])
+	endOff := rpOffset(end)
 	index := src.BinlogIndex()
 	for _, par := range []string{"3", "1"} {
 		t.Run("p"+par, func(t *testing.T) {
@@ -120,9 +133,7 @@ func TestReplayParallelCheckpointRefused(t *testing.T) {
 			rpRun(t, 0, append(args, "--stop-position", end[:strings.LastIndexByte(end, ':')]+":4")...)
 			for _, frac := range []float64{0.2, 0.45, 0.7, 0.9} {
 				off := int(float64(endOff) * frac)
-				dst.Exec(t, "DROP TRIGGER IF EXISTS binlogcdc.refuse",
-					fmt.Sprintf("CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW "+
-						"IF NEW.pos > %d THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'; END IF", off))
+				rpRefuseCheckpoints(t, dst, fmt.Sprintf("NEW.pos > %d", off))
 				_, errOut := rpRun(t, 1, args...)
 				if !strings.Contains(errOut, "checkpoint refused") {
 					t.Errorf("frac %v: not refused:\n%s", frac, errOut)
@@ -190,7 +201,7 @@ func TestStreamToFailsWhenQuiet(t *testing.T) {
 	stPoll(t, time.Minute, r, "the stream to create the table", func() bool {
 		return r.ready() && len(dst.QueryStrings(t, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sq' AND TABLE_NAME = 't'")) == 1
 	})
-	dst.Exec(t, "CREATE TRIGGER binlogcdc.refuse BEFORE UPDATE ON binlogcdc.checkpoint FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checkpoint refused'")
+	rpRefuseCheckpoints(t, dst, "TRUE")
 	src.Exec(t, "INSERT INTO sq.t SELECT seq, seq FROM sq.seq_1_to_300") // one group, applied in the background
 	if code := r.wait(time.Minute); code != 1 {
 		t.Fatalf("stream exit %d, want 1; stderr:\n%s", code, r.errText())
