@@ -3,6 +3,7 @@ package mysqlsink
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -52,5 +53,53 @@ func TestBulkLoadRefusedLater(t *testing.T) {
 	}
 	if s.bulkOK || !strings.Contains(strings.Join(notes, "\n"), "refuses LOAD DATA LOCAL") {
 		t.Errorf("no note about LOAD DATA LOCAL: %q", notes)
+	}
+}
+
+// TestFormatLine: the line queued with an insert is what loadRun would
+// format from its values when it is loadable, and there is none when it
+// is not (an ENUM error value, NaN, a BIT wider than 64, a one-column
+// empty text, a row over bulkMaxRowLen, a versioned table).
+func TestFormatLine(t *testing.T) {
+	tb := &tablemap.Table{DB: "d", Name: "t", Columns: []tablemap.Column{
+		{Name: "i", Type: mysql.MYSQL_TYPE_LONG}, {Name: "y", Type: mysql.MYSQL_TYPE_YEAR},
+		{Name: "b", Type: mysql.MYSQL_TYPE_BIT, Bits: 12}, {Name: "f", Type: mysql.MYSQL_TYPE_DOUBLE},
+		{Name: "e", Type: mysql.MYSQL_TYPE_ENUM}, {Name: "s", Type: mysql.MYSQL_TYPE_VARCHAR},
+	}}
+	wide := &tablemap.Table{DB: "d", Name: "w", Columns: []tablemap.Column{{Name: "b", Type: mysql.MYSQL_TYPE_BIT, Bits: 72}}}
+	plain, versioned := &plan{rowStart: -1, rowEnd: -1}, &plan{rowStart: 0, rowEnd: 1}
+	row := func(f float64, e uint64, s string) change.Row {
+		return change.Row{change.IntValue(-7), change.IntValue(0), change.UintValue(0xabc), change.Float64Value(f),
+			change.RawValue(change.Enum, e, []byte("x")), change.TextValue(change.String, []byte(s))}
+	}
+	all := []int{0, 1, 2, 3, 4, 5}
+	for _, c := range []struct {
+		name string
+		o    op
+		ok   bool
+	}{
+		{"plain", op{c: change.Change{Table: tb, After: row(1.5, 1, "a\tb\\c\n\x00")}, plan: plain, cols: all, size: 100}, true},
+		{"NULL and no columns left out", op{c: change.Change{Table: tb, After: change.Row{change.NullValue(), change.IntValue(2024)}}, plan: plain, cols: []int{0, 1}, size: 16}, true},
+		{"ENUM error value", op{c: change.Change{Table: tb, After: row(1.5, 0, "a")}, plan: plain, cols: all, size: 100}, false},
+		{"NaN", op{c: change.Change{Table: tb, After: row(math.NaN(), 1, "a")}, plan: plain, cols: all, size: 100}, false},
+		{"one empty text column", op{c: change.Change{Table: tb, After: row(1, 1, "")}, plan: plain, cols: []int{5}, size: 8}, false},
+		{"too large", op{c: change.Change{Table: tb, After: row(1, 1, "a")}, plan: plain, cols: all, size: bulkMaxRowLen + 1}, false},
+		{"BIT wider than 64", op{c: change.Change{Table: wide, After: change.Row{change.UintValue(1)}}, plan: plain, cols: []int{0}, size: 8}, false},
+		{"versioned", op{c: change.Change{Table: tb, After: row(1, 1, "a")}, plan: versioned, cols: all, size: 100}, false},
+	} {
+		var s Sink
+		o := c.o
+		s.formatLine(&o)
+		if ok := o.line != nil; ok != c.ok {
+			t.Errorf("%s: line %q, want one: %v", c.name, o.line, c.ok)
+			continue
+		}
+		if c.ok && loadable(&o) {
+			if want := appendLoadLine(nil, &o); string(o.line) != string(want) {
+				t.Errorf("%s: line %q, loadRun formats %q", c.name, o.line, want)
+			}
+		} else if c.ok {
+			t.Errorf("%s: a line, but loadable says no", c.name)
+		}
 	}
 }
