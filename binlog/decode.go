@@ -1,6 +1,7 @@
 package binlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -217,6 +218,12 @@ type Query struct {
 	// TimeZone is the session's time_zone (Q_TIME_ZONE_CODE), written
 	// when the statement used it; "" otherwise.
 	TimeZone string
+	// StartMicros is the microseconds of the statement's start time,
+	// whose seconds are the event header's timestamp: MariaDB's Q_HRNOW,
+	// MySQL's Q_MICROSECONDS, written when the statement used them
+	// (HasStartMicros).
+	StartMicros    uint32
+	HasStartMicros bool
 }
 
 // Query decodes a QUERY_EVENT (or MariaDB's compressed one) into the
@@ -240,8 +247,8 @@ func (d *EventDecoder) Query(ev *Event) (Query, error) {
 	return q, nil
 }
 
-// statusVars reads the sql_mode and collations from a QUERY_EVENT's
-// status variables. Servers write them first, in code order; the walk
+// statusVars reads the sql_mode, collations, time zone and start
+// microseconds from a QUERY_EVENT's status variables. Servers write them first, in code order; the walk
 // stops at a code it does not know the length of.
 func (q *Query) statusVars(v []byte) {
 	for len(v) > 0 {
@@ -275,6 +282,32 @@ func (q *Query) statusVars(v []byte) {
 			n = 2
 			if len(v) >= 3 {
 				q.CollationDatabase = uint32(binary.LittleEndian.Uint16(v[1:3]))
+			}
+		case 9: // Q_TABLE_MAP_FOR_UPDATE_CODE
+			n = 8
+		case 10: // Q_MASTER_DATA_WRITTEN_CODE
+			n = 4
+		case 11: // Q_INVOKER: user and host, each with a length byte
+			if len(v) < 2 || len(v) < 3+int(v[1]) {
+				return
+			}
+			n = 2 + int(v[1]) + int(v[2+int(v[1])])
+		case 12: // Q_UPDATED_DB_NAMES: a count, then as many NUL-terminated names (none for 254)
+			if len(v) < 2 {
+				return
+			}
+			n = 1
+			for k := 0; v[1] != 254 && k < int(v[1]); k++ {
+				i := bytes.IndexByte(v[1+n:], 0)
+				if i < 0 {
+					return
+				}
+				n += i + 1
+			}
+		case 13, 128: // Q_MICROSECONDS (MySQL), Q_HRNOW (MariaDB)
+			n = 3
+			if len(v) >= 4 {
+				q.StartMicros, q.HasStartMicros = uint32(v[1])|uint32(v[2])<<8|uint32(v[3])<<16, true
 			}
 		default:
 			return

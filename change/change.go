@@ -97,6 +97,13 @@ type Change struct {
 	// and its text.
 	DB  string
 	SQL string
+	// Start is, for DDL, when the statement started on the source (what
+	// it takes for CURRENT_TIMESTAMP): the event header's seconds, with
+	// the microseconds the binlog has when the statement used them. A
+	// replay runs the statement at this @@timestamp, as a native replica
+	// does: ADD COLUMN … DEFAULT CURRENT_TIMESTAMP and ADD SYSTEM
+	// VERSIONING write it into every existing row.
+	Start time.Time
 	// Touches is, for DDL, what the statement is about (nil when unknown).
 	Touches *Touches
 }

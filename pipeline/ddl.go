@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
@@ -35,6 +36,10 @@ import (
 func (p *Pipeline) ddlChange(ev *binlog.Event, q query) (*change.Change, error) {
 	st := ddl.Parse(q.sql, q.db)
 	c := &change.Change{Op: change.DDL, DB: q.db, SQL: q.sql, Pos: ev.Pos, GTID: p.tx.gtid}
+	c.Start = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
+	if q.micros >= 0 {
+		c.Start = c.Start.Add(time.Duration(q.micros) * time.Microsecond)
+	}
 	c.Touches = &change.Touches{Kind: st.Kind.String(), DBs: st.DBs, OwnDB: !st.NeedsDB}
 	for _, n := range st.Tables {
 		c.Touches.Tables = append(c.Touches.Tables, change.TableName{DB: n.DB, Table: n.Table})

@@ -25,11 +25,17 @@ type query struct {
 	db   string
 	sql  string
 	xid  string // XA statements: the transaction's xid, as the server wrote it
+	// micros: the microseconds of the statement's start, -1 when the
+	// event does not carry them (binlog.Query.StartMicros).
+	micros int32
 }
 
 // classify sorts a statement by what it does to the transaction.
 func classify(bq binlog.Query) query {
-	q := query{db: bq.DB, sql: bq.SQL}
+	q := query{db: bq.DB, sql: bq.SQL, micros: -1}
+	if bq.HasStartMicros {
+		q.micros = int32(bq.StartMicros)
+	}
 	switch w := firstWord(q.sql); w {
 	case "BEGIN":
 		q.kind = queryBegin

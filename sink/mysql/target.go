@@ -221,7 +221,7 @@ func (s *Sink) ddl(c *change.Change) error {
 	}
 	retry := s.ddlRetry && c.Pos == s.cp.DDL
 	s.ddlRetry = false
-	err := s.runDDL(sqltext.DDLDB(c), c.SQL)
+	err := s.runDDLAt(sqltext.DDLDB(c), c.SQL, sqltext.DDLTimestamp(c))
 	if err != nil && retry && alreadyDone[myErrorCode(err)] {
 		s.logf("DDL at %s:%d had already run before the restart (%v); going on", c.Pos.File, c.Pos.Offset, err)
 		err = nil
@@ -240,6 +240,23 @@ func (s *Sink) ddl(c *change.Change) error {
 	s.stats.DDL++
 	s.ddlPendingCommit = true
 	return nil
+}
+
+// runDDLAt runs a DDL statement at the session's @@timestamp set by at
+// (sqltext.DDLTimestamp; "": the target's clock), as a native replica
+// runs it at the source's: CURRENT_TIMESTAMP in it is the source's.
+func (s *Sink) runDDLAt(db, sql, at string) error {
+	if at == "" {
+		return s.runDDL(db, sql)
+	}
+	if err := s.plain(at); err != nil {
+		return fmt.Errorf("target: %s: %w", at, err)
+	}
+	err := s.runDDL(db, sql)
+	if rerr := s.plain("SET timestamp = DEFAULT"); err == nil && rerr != nil {
+		err = fmt.Errorf("target: SET timestamp = DEFAULT: %w", rerr)
+	}
+	return err
 }
 
 func (s *Sink) runDDL(db, sql string) error {

@@ -289,15 +289,22 @@ func (w *sqlWriter) rollback() {
 }
 
 // ddl writes a DDL statement in its default database, between
-// DELIMITER lines so that semicolons inside it (routine bodies) stay.
-func (w *sqlWriter) ddl(db, sql string) {
+// DELIMITER lines so that semicolons inside it (routine bodies) stay,
+// at the statement's SET timestamp (at, when not "").
+func (w *sqlWriter) ddl(db, sql, at string) {
 	w.start()
 	w.flushBatch()
 	if db != "" && db != w.db {
 		w.write([]byte("USE " + QuoteIdent(db) + ";\n"))
 		w.db = db
 	}
+	if at != "" { // at the source's time (DDLTimestamp)
+		w.write([]byte(at + ";\n"))
+	}
 	w.write([]byte("DELIMITER /*!*/;\n" + sql + "\n/*!*/;\nDELIMITER ;\n"))
+	if at != "" {
+		w.write([]byte("SET timestamp = DEFAULT;\n"))
+	}
 }
 
 // Write writes the statement for c.
@@ -318,7 +325,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			return s.w.err
 		}
 		s.w.foreignKeyChecks(false)
-		s.w.ddl(DDLDB(c), c.SQL)
+		s.w.ddl(DDLDB(c), c.SQL, DDLTimestamp(c))
 		return s.w.err
 	}
 	s.Rows++

@@ -96,6 +96,22 @@ func SetTimestamp(v change.Value) (string, error) {
 	return q, nil
 }
 
+// DDLTimestamp is the SET timestamp a DDL statement runs at: its start
+// on the source (change.Change.Start), which the statement may write
+// into rows (ADD COLUMN … DEFAULT CURRENT_TIMESTAMP, ADD SYSTEM
+// VERSIONING), as a native replica runs it; "" when unknown. SET
+// timestamp = DEFAULT ends it.
+func DDLTimestamp(c *change.Change) string {
+	if c.Start.IsZero() {
+		return ""
+	}
+	q := "SET timestamp = " + strconv.FormatInt(c.Start.Unix(), 10)
+	if us := c.Start.Nanosecond() / 1000; us != 0 {
+		q += fmt.Sprintf(".%06d", us)
+	}
+	return q
+}
+
 // ImplicitPeriod finds the period columns of a table as MariaDB logs
 // WITH SYSTEM VERSIONING without period columns of its own: TIMESTAMP
 // columns named row_start and row_end, row_end part of the primary key
