@@ -104,6 +104,9 @@ type Change struct {
 	// does: ADD COLUMN … DEFAULT CURRENT_TIMESTAMP and ADD SYSTEM
 	// VERSIONING write it into every existing row.
 	Start time.Time
+	// TimeZone is, for DDL, the source session's time_zone when the
+	// statement used it (NOW() into a DATETIME), else "".
+	TimeZone string
 	// Touches is, for DDL, what the statement is about (nil when unknown).
 	Touches *Touches
 }

@@ -265,12 +265,13 @@ func TestReplayDeleteHistory(t *testing.T) {
 }
 
 // TestReplayDDLTimestamp: a DDL statement that writes its own start time
-// into existing rows (ADD COLUMN … DEFAULT CURRENT_TIMESTAMP, ADD SYSTEM
-// VERSIONING, whose row_start is that time) runs on the target at the
-// source's time, as a native replica runs it (the QUERY event's SET
-// TIMESTAMP), not at the target's clock: before, the rows got the time
-// of the replay, and the history rows of the next update were lost (the
-// target made none, its row_start being after the update), exit 0.
+// into existing rows (ADD COLUMN … DEFAULT CURRENT_TIMESTAMP or NOW(),
+// ADD SYSTEM VERSIONING, whose row_start is that time) runs on the
+// target at the source's time and time zone, as a native replica runs it
+// (the QUERY event's SET TIMESTAMP and time_zone), not at the target's
+// clock in UTC: before, the rows got the time of the replay, and the
+// history rows of the next update were lost (the target made none, its
+// row_start being after the update), exit 0.
 func TestReplayDDLTimestamp(t *testing.T) {
 	src := testserver.Start(t, testserver.Options{})
 	src.Exec(t, "CREATE DATABASE dt", "USE dt",
@@ -278,9 +279,11 @@ func TestReplayDDLTimestamp(t *testing.T) {
 		"CREATE TABLE b (id INT PRIMARY KEY, x INT)",
 		"INSERT INTO a SELECT seq, seq FROM seq_1_to_20",
 		"INSERT INTO b SELECT seq, seq FROM seq_1_to_20",
-		// Seconds only (the binlog has no microseconds for it), then
-		// microseconds (MariaDB's Q_HRNOW).
+		// Seconds only (the binlog has no microseconds for it), NOW() in
+		// the session's time zone, then microseconds (MariaDB's Q_HRNOW).
+		"SET time_zone = '+05:00'",
 		"ALTER TABLE a ADD COLUMN created TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, ADD COLUMN d DATETIME DEFAULT NOW()",
+		"SET time_zone = '+00:00'",
 		"ALTER TABLE a ADD COLUMN created6 TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)",
 		"ALTER TABLE b ADD SYSTEM VERSIONING",
 		"UPDATE b SET x = x + 1",

@@ -36,7 +36,7 @@ import (
 func (p *Pipeline) ddlChange(ev *binlog.Event, q query) (*change.Change, error) {
 	st := ddl.Parse(q.sql, q.db)
 	c := &change.Change{Op: change.DDL, DB: q.db, SQL: q.sql, Pos: ev.Pos, GTID: p.tx.gtid}
-	c.Start = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
+	c.Start, c.TimeZone = time.Unix(int64(ev.Header.Timestamp), 0).UTC(), q.tz
 	if q.micros >= 0 {
 		c.Start = c.Start.Add(time.Duration(q.micros) * time.Microsecond)
 	}

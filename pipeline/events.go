@@ -28,11 +28,12 @@ type query struct {
 	// micros: the microseconds of the statement's start, -1 when the
 	// event does not carry them (binlog.Query.StartMicros).
 	micros int32
+	tz     string // the session's time_zone when the statement used it
 }
 
 // classify sorts a statement by what it does to the transaction.
 func classify(bq binlog.Query) query {
-	q := query{db: bq.DB, sql: bq.SQL, micros: -1}
+	q := query{db: bq.DB, sql: bq.SQL, micros: -1, tz: bq.TimeZone}
 	if bq.HasStartMicros {
 		q.micros = int32(bq.StartMicros)
 	}

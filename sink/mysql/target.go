@@ -221,7 +221,8 @@ func (s *Sink) ddl(c *change.Change) error {
 	}
 	retry := s.ddlRetry && c.Pos == s.cp.DDL
 	s.ddlRetry = false
-	err := s.runDDLAt(sqltext.DDLDB(c), c.SQL, sqltext.DDLTimestamp(c))
+	set, reset := sqltext.DDLSession(c)
+	err := s.runDDLAt(sqltext.DDLDB(c), c.SQL, set, reset)
 	if err != nil && retry && alreadyDone[myErrorCode(err)] {
 		s.logf("DDL at %s:%d had already run before the restart (%v); going on", c.Pos.File, c.Pos.Offset, err)
 		err = nil
@@ -242,19 +243,20 @@ func (s *Sink) ddl(c *change.Change) error {
 	return nil
 }
 
-// runDDLAt runs a DDL statement at the session's @@timestamp set by at
-// (sqltext.DDLTimestamp; "": the target's clock), as a native replica
-// runs it at the source's: CURRENT_TIMESTAMP in it is the source's.
-func (s *Sink) runDDLAt(db, sql, at string) error {
-	if at == "" {
+// runDDLAt runs a DDL statement under set, then runs reset
+// (sqltext.DDLSession; none when ""): at the source's @@timestamp and
+// time_zone, as a native replica runs it, so that CURRENT_TIMESTAMP and
+// NOW() in it are the source's.
+func (s *Sink) runDDLAt(db, sql, set, reset string) error {
+	if set == "" {
 		return s.runDDL(db, sql)
 	}
-	if err := s.plain(at); err != nil {
-		return fmt.Errorf("target: %s: %w", at, err)
+	if err := s.plain(set); err != nil {
+		return fmt.Errorf("target: %s: %w", set, err)
 	}
 	err := s.runDDL(db, sql)
-	if rerr := s.plain("SET timestamp = DEFAULT"); err == nil && rerr != nil {
-		err = fmt.Errorf("target: SET timestamp = DEFAULT: %w", rerr)
+	if rerr := s.plain(reset); err == nil && rerr != nil {
+		err = fmt.Errorf("target: %s: %w", reset, rerr)
 	}
 	return err
 }

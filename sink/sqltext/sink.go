@@ -290,20 +290,20 @@ func (w *sqlWriter) rollback() {
 
 // ddl writes a DDL statement in its default database, between
 // DELIMITER lines so that semicolons inside it (routine bodies) stay,
-// at the statement's SET timestamp (at, when not "").
-func (w *sqlWriter) ddl(db, sql, at string) {
+// under set and then reset (DDLSession; none when "").
+func (w *sqlWriter) ddl(db, sql, set, reset string) {
 	w.start()
 	w.flushBatch()
 	if db != "" && db != w.db {
 		w.write([]byte("USE " + QuoteIdent(db) + ";\n"))
 		w.db = db
 	}
-	if at != "" { // at the source's time (DDLTimestamp)
-		w.write([]byte(at + ";\n"))
+	if set != "" { // at the source's time (DDLSession)
+		w.write([]byte(set + ";\n"))
 	}
 	w.write([]byte("DELIMITER /*!*/;\n" + sql + "\n/*!*/;\nDELIMITER ;\n"))
-	if at != "" {
-		w.write([]byte("SET timestamp = DEFAULT;\n"))
+	if reset != "" {
+		w.write([]byte(reset + ";\n"))
 	}
 }
 
@@ -325,7 +325,8 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 			return s.w.err
 		}
 		s.w.foreignKeyChecks(false)
-		s.w.ddl(DDLDB(c), c.SQL, DDLTimestamp(c))
+		set, reset := DDLSession(c)
+		s.w.ddl(DDLDB(c), c.SQL, set, reset)
 		return s.w.err
 	}
 	s.Rows++

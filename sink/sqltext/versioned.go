@@ -96,20 +96,28 @@ func SetTimestamp(v change.Value) (string, error) {
 	return q, nil
 }
 
-// DDLTimestamp is the SET timestamp a DDL statement runs at: its start
-// on the source (change.Change.Start), which the statement may write
-// into rows (ADD COLUMN … DEFAULT CURRENT_TIMESTAMP, ADD SYSTEM
-// VERSIONING), as a native replica runs it; "" when unknown. SET
-// timestamp = DEFAULT ends it.
-func DDLTimestamp(c *change.Change) string {
+// DDLSession is what a DDL statement runs under, as a native replica
+// runs it: set, the SET of its start on the source (change.Change.Start)
+// and of the source session's time_zone when the statement used it
+// (change.Change.TimeZone), which it may write into rows (ADD COLUMN …
+// DEFAULT CURRENT_TIMESTAMP or NOW(), ADD SYSTEM VERSIONING); reset, the
+// SET back to the replay's session. Both "" when the start is unknown.
+func DDLSession(c *change.Change) (set, reset string) {
 	if c.Start.IsZero() {
-		return ""
+		return "", ""
 	}
-	q := "SET timestamp = " + strconv.FormatInt(c.Start.Unix(), 10)
+	set = "SET timestamp = " + strconv.FormatInt(c.Start.Unix(), 10)
 	if us := c.Start.Nanosecond() / 1000; us != 0 {
-		q += fmt.Sprintf(".%06d", us)
+		set += fmt.Sprintf(".%06d", us)
 	}
-	return q
+	reset = "SET timestamp = DEFAULT"
+	// SYSTEM is the source host's zone, which the target's may not be:
+	// such a DDL keeps running in UTC, as before.
+	if c.TimeZone != "" && !strings.EqualFold(c.TimeZone, "SYSTEM") {
+		set += ", time_zone = '" + strings.ReplaceAll(strings.ReplaceAll(c.TimeZone, `\`, `\\`), "'", "''") + "'"
+		reset += ", time_zone = '+00:00'"
+	}
+	return set, reset
 }
 
 // ImplicitPeriod finds the period columns of a table as MariaDB logs
