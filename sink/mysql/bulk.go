@@ -186,8 +186,8 @@ func textKind(k change.Kind) bool {
 //	Bytes, Geometry (SRID+WKB)          the bytes (no conversion: binary columns)
 //
 // with \, tab, newline and NUL escaped. ok is false for a value that
-// goes by INSERT (an ENUM error value, a VECTOR). With check, it
-// only checks (b is not used).
+// goes by INSERT (an ENUM error value, a SET that SetByNumber writes as
+// its bitmask, a VECTOR). With check, it only checks (b is not used).
 func appendLoadValue(b []byte, col *tablemap.Column, v change.Value, check bool) ([]byte, bool) {
 	switch v.Kind() {
 	case change.Null:
@@ -233,8 +233,12 @@ func appendLoadValue(b []byte, col *tablemap.Column, v change.Value, check bool)
 		if v.Uint() == 0 {
 			return b, false // the error value (enum.go)
 		}
+	case change.Set:
+		if sqltext.SetByNumber(v) {
+			return b, false // its bitmask: LOAD DATA would read a number as a label first
+		}
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
-		change.String, change.Set, change.JSON, change.Bytes:
+		change.String, change.JSON, change.Bytes:
 	case change.Geometry:
 		if check {
 			return b, true

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/sqltext"
 )
 
 // Large rows. go-mysql's Stmt.Execute copies every value twice on its way
@@ -55,6 +56,10 @@ func isLarge(v change.Value) bool {
 	case change.Enum:
 		if v.Uint() == 0 {
 			return false
+		}
+	case change.Set:
+		if sqltext.SetByNumber(v) {
+			return false // bound as its number
 		}
 	}
 	return len(v.Bytes()) >= largeValue

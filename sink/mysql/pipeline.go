@@ -458,10 +458,15 @@ func paramType(v change.Value) (typ, flag byte, ok bool) {
 		return mysql.MYSQL_TYPE_STRING, 0, true
 	case change.Uint:
 		return mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
+	case change.Set:
+		if sqltext.SetByNumber(v) {
+			return mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
+		}
+		return mysql.MYSQL_TYPE_STRING, 0, true
 	case change.Float32, change.Float64:
 		return mysql.MYSQL_TYPE_DOUBLE, 0, true
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
-		change.String, change.Set, change.JSON:
+		change.String, change.JSON:
 		return mysql.MYSQL_TYPE_STRING, 0, true
 	case change.Bytes, change.Vector, change.Geometry:
 		return mysql.MYSQL_TYPE_BLOB, 0, true
@@ -479,6 +484,10 @@ func appendParam(b []byte, v change.Value) []byte {
 	case change.Enum:
 		if v.Uint() == 0 {
 			return binary.LittleEndian.AppendUint64(b, 0)
+		}
+	case change.Set:
+		if sqltext.SetByNumber(v) {
+			return binary.LittleEndian.AppendUint64(b, v.Uint())
 		}
 	case change.Float32, change.Float64:
 		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))

@@ -67,6 +67,7 @@ func (c *stmtCache) clear() {
 //	Float32, Float64                 float64 (a FLOAT widened exactly, so the column stores the same float)
 //	Decimal, temporal, String,
 //	Enum, Set (joined labels), JSON  string (in the session's utf8mb4)
+//	Set losing a member ''           uint64, its bitmask (sqltext.SetByNumber)
 //	Bytes, Vector                    BLOB-typed bytes (binary: never converted or checked as text)
 //	Geometry                         BLOB-typed SRID + WKB, MySQL's internal format
 //	Null                             nil
@@ -87,8 +88,13 @@ func bindValue(v change.Value) (any, error) {
 			return uint64(0), nil // the error value: index 0 (see enum.go)
 		}
 		return string(v.Bytes()), nil
+	case change.Set:
+		if sqltext.SetByNumber(v) {
+			return v.Uint(), nil // its bitmask: its text would lose a member ''
+		}
+		return string(v.Bytes()), nil
 	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time,
-		change.String, change.Set, change.JSON:
+		change.String, change.JSON:
 		return string(v.Bytes()), nil
 	case change.Bytes, change.Vector:
 		b := v.Bytes()

@@ -53,6 +53,13 @@ func (s *Sink) upsertable(o *op) bool {
 			return false // the key changes (or is not there)
 		}
 	}
+	for _, i := range o.cols {
+		if sqltext.SetByNumber(c.After[i]) {
+			// Bound as its bitmask, but VALUES(col) hands the row
+			// its text, which loses the member '': an UPDATE.
+			return false
+		}
+	}
 	return s.batchSafe(o) // delete.go
 }
 

@@ -26,8 +26,10 @@ func streamed(v change.Value) bool {
 		return false
 	}
 	switch v.Kind() {
-	case change.Bytes, change.Vector, change.Geometry, change.String, change.Set, change.JSON:
+	case change.Bytes, change.Vector, change.Geometry, change.String, change.JSON:
 		return true
+	case change.Set:
+		return !SetByNumber(v) // else its number
 	case change.Enum:
 		return v.Uint() != 0
 	}

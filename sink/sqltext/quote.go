@@ -20,13 +20,17 @@
 //   - FLOAT and DOUBLE: approximate-value literals (1.5e+00) holding the
 //     exact double, so a FLOAT column stores the same float and compares
 //     equal to it;
-//   - temporal values: '…' (their text is digits, '-', ':', '.', ' ').
+//   - temporal values: '…' (their text is digits, '-', ':', '.', ' ');
+//   - SET: its labels as text, or its bitmask where that text does not
+//     read back as the same members (SetByNumber).
 package sqltext
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"strconv"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -100,6 +104,24 @@ func AppendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'e', -1, 64)
 }
 
+// SetByNumber reports whether the SET value v must be written as its
+// bitmask. Its text is the server's: the members' labels joined with
+// ',', with no ',' before the first label written, so a member whose
+// label is ” vanishes when no label precedes it (” for that member
+// alone, 'x' for it and 'x'), and the text reads back without it. The
+// text has fewer labels than v has members exactly then; the bitmask
+// reads back as the same members.
+func SetByNumber(v change.Value) bool {
+	if v.Kind() != change.Set {
+		return false
+	}
+	labels := 0
+	if t := v.Bytes(); len(t) > 0 {
+		labels = bytes.Count(t, []byte{','}) + 1
+	}
+	return labels != bits.OnesCount64(v.Uint())
+}
+
 // AppendLiteral appends v as an exact SQL literal. It fails only for a
 // value whose text is not what its kind promises (which the decoder never
 // produces), so that nothing unchecked is ever spliced into SQL.
@@ -133,7 +155,12 @@ func AppendLiteral(b []byte, v change.Value) ([]byte, error) {
 			return append(b, '0'), nil
 		}
 		return AppendText(b, v.Bytes()), nil
-	case change.String, change.Set, change.JSON:
+	case change.Set:
+		if SetByNumber(v) {
+			return strconv.AppendUint(b, v.Uint(), 10), nil
+		}
+		return AppendText(b, v.Bytes()), nil
+	case change.String, change.JSON:
 		return AppendText(b, v.Bytes()), nil
 	case change.Bytes, change.Vector:
 		return AppendHex(b, v.Bytes()), nil

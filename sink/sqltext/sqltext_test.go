@@ -29,6 +29,11 @@ func TestLiterals(t *testing.T) {
 		{change.TextValue(change.Bytes, []byte{}), "X''"},
 		{change.GeometryValue(4326, []byte{1, 2}), "X'e61000000102'"},
 		{change.SetValue(5, []byte("a,c")), "_utf8mb4'a,c'"},
+		{change.SetValue(0, nil), "_utf8mb4''"},
+		// A member '' that its text leaves out: the bitmask.
+		{change.SetValue(1, nil), "1"},
+		{change.SetValue(3, []byte("x")), "3"},
+		{change.SetValue(7, []byte("x,,y")), "_utf8mb4'x,,y'"}, // '' in the middle: there
 	} {
 		got, err := AppendLiteral(nil, tc.v)
 		if err != nil || string(got) != tc.want {
