@@ -77,7 +77,7 @@ func (s *Sink) bulkLen(ops []op) int {
 		return 0
 	}
 	o := &ops[0]
-	if o.c.Op != change.Insert || o.plan.versioned() {
+	if o.c.Op != change.Insert || o.plan.versioned() || o.plan.noLoad {
 		return 0
 	}
 	n := 0
@@ -131,7 +131,7 @@ const lineSlabSize = 64 << 10
 // before, not the goroutine that feeds the target.
 func (s *Sink) formatLine(o *op) {
 	cols, row := o.c.Table.Columns, o.c.After
-	if o.plan.versioned() || o.size > bulkMaxRowLen {
+	if o.plan.versioned() || o.plan.noLoad || o.size > bulkMaxRowLen {
 		return
 	}
 	if cap(s.lineSlab)-len(s.lineSlab) < 1024 || cap(s.lineSlab)-len(s.lineSlab) < o.size*2+32*len(o.cols) {

@@ -20,6 +20,12 @@ import (
 //     on the target is refused before anything is written to it, unless
 //     Options.FireTriggers.
 //   - System versioning (MariaDB WITH SYSTEM VERSIONING): see versioned.go.
+//   - MariaDB's UUID, INET4 and INET6 columns: the binlog logs their
+//     values as BINARY(16)/BINARY(4), which INSERT binds as binary. A
+//     LOAD DATA field in the file's character set is parsed as their text
+//     instead: refused, or, when the bytes happen to spell an address
+//     ("::ffff:10.0.0.10" is 16 bytes), stored as that other value
+//     without a warning. Their tables' inserts go by INSERT.
 type tableInfo struct {
 	cols      map[string]colInfo // by lower-cased name; nil: no such table
 	versioned bool               // TABLE_TYPE 'SYSTEM VERSIONED'
@@ -30,6 +36,7 @@ type colInfo struct {
 	generated bool // GENERATED ALWAYS AS (expr), VIRTUAL or STORED
 	period    byte // 's': ROW START, 'e': ROW END column of system versioning
 	trxID     bool // a period column holding transaction ids, not timestamps
+	textual   bool // UUID, INET4, INET6: LOAD DATA parses the binlog's bytes as text
 }
 
 // loadTableInfo reads db.name's columns, type and triggers from the
@@ -55,6 +62,10 @@ func (s *Sink) loadTableInfo(db, name string) (*tableInfo, error) {
 			ci.generated = true
 		}
 		ci.trxID = ci.period != 0 && !strings.EqualFold(typ, "timestamp")
+		switch strings.ToLower(typ) {
+		case "uuid", "inet4", "inet6":
+			ci.textual = true
+		}
 		if ti.cols == nil {
 			ti.cols = map[string]colInfo{}
 		}

@@ -37,6 +37,9 @@ type plan struct {
 	// deleteKey: the target's key column has the type of the binlog's
 	// key values (delete.go): 1 yes, -1 no, 0 not asked yet.
 	deleteKey int8
+	// noLoad: inserts go by INSERT, never LOAD DATA (a textual
+	// column, catalog.go).
+	noLoad bool
 }
 
 // maxPlans bounds the plans kept; they are all dropped when it is reached.
@@ -107,6 +110,9 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 				p.set = mask()
 			}
 			p.set[i] = false
+		}
+		if ok && ci.textual {
+			p.noLoad = true
 		}
 		if ok && ci.period != 0 {
 			if ci.trxID {
