@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -136,12 +137,45 @@ func (v Value) Float() float64 {
 // the vector bytes.
 func (v Value) Bytes() []byte { return v.b }
 
-// SetLabels splits a Set value into its labels (nil for the empty set).
+// SetLabels splits a Set value into its labels, an empty label included
+// (nil for the empty set).
 func (v Value) SetLabels() []string {
-	if len(v.b) == 0 {
-		return nil
+	var l []string
+	if v.SetLostEmpty() {
+		l = []string{""}
 	}
-	return strings.Split(string(v.b), ",")
+	if len(v.b) == 0 {
+		return l
+	}
+	return append(l, strings.Split(string(v.b), ",")...)
+}
+
+// SetLostEmpty reports whether v is a Set value holding a member whose
+// label is empty that its text leaves out. The text is the server's: the
+// members' labels joined with ',', with no ',' before the first label
+// written, so an empty label first among those v holds leaves no trace
+// (a SET whose first member is the empty label, holding it and 'x',
+// reads "x"; holding it alone, ""); the text has fewer labels than v has
+// members exactly then. That member is the first of v's labels.
+func (v Value) SetLostEmpty() bool {
+	if v.kind != Set {
+		return false
+	}
+	labels := 0
+	if len(v.b) > 0 {
+		labels = strings.Count(string(v.b), ",") + 1
+	}
+	return labels != bits.OnesCount64(v.num)
+}
+
+// SetText is a Set value's labels joined with ',', an empty label
+// included: ",x" for the empty label and 'x', as Debezium joins them;
+// "" for the empty set and for a value holding the empty label alone.
+func (v Value) SetText() []byte {
+	if v.SetLostEmpty() && len(v.b) > 0 {
+		return append([]byte{','}, v.b...)
+	}
+	return v.b
 }
 
 // Clone returns a Value that owns its bytes.

@@ -41,9 +41,16 @@ func AppendBase64(b []byte, src []byte) []byte {
 }
 
 // AppendLabels writes comma-joined SET labels as a JSON array of strings
-// ([] for the empty set).
-func AppendLabels(b []byte, joined []byte) []byte {
+// ([] for the empty set); lostEmpty (change.Value.SetLostEmpty) writes
+// first the empty label that the joined text leaves out.
+func AppendLabels(b []byte, joined []byte, lostEmpty bool) []byte {
 	b = append(b, '[')
+	if lostEmpty {
+		b = append(b, '"', '"')
+		if len(joined) > 0 {
+			b = append(b, ',')
+		}
+	}
 	if len(joined) > 0 {
 		start := 0
 		for i := 0; i <= len(joined); i++ {

@@ -280,6 +280,8 @@ func appendCanalValue(b []byte, col *tablemap.Column, v change.Value) []byte {
 		b = append(b, '"')
 		b = jsontext.AppendFloat32s(b, v.Bytes())
 		return append(b, '"')
+	case change.Set:
+		return appendStringBytes(b, v.SetText())
 	}
 	return appendStringBytes(b, v.Bytes())
 }

@@ -314,8 +314,10 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 			return strconv.AppendInt(b, floorDiv(us, 1000), 10)
 		}
 		return strconv.AppendInt(b, us, 10)
-	case change.String, change.Enum, change.Set:
+	case change.String, change.Enum:
 		return appendStringBytes(b, v.Bytes()) // the ENUM error value is ""
+	case change.Set:
+		return appendStringBytes(b, v.SetText()) // a member '' too, as Debezium joins them
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())
 	case change.JSON:

@@ -5,6 +5,11 @@ import (
 	"encoding/hex"
 	"math/big"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
 // TestDecimalBytes: Kafka Connect's Decimal is Java's
@@ -115,4 +120,33 @@ func FuzzParsers(f *testing.F) {
 		parseTime(b)
 		parseDate(b)
 	})
+}
+
+// TestSetEmptyLabel: a SET member whose label is empty, which the
+// decoder's (the server's) text leaves out when it comes first among the
+// value's members, is written in every format: Debezium and Canal join
+// it (",x"), Maxwell lists it ([""]).
+func TestSetEmptyLabel(t *testing.T) {
+	col := &tablemap.Column{Name: "s", Type: mysql.MYSQL_TYPE_SET, SetValues: []string{"", "x", "y"}}
+	d, m := newDebezium(Options{}), &maxwell{}
+	for _, tc := range []struct {
+		v                    change.Value
+		debezium, mxw, canal string
+	}{
+		{change.SetValue(0, nil), `""`, `[]`, `""`},
+		{change.SetValue(1, nil), `""`, `[""]`, `""`},
+		{change.SetValue(3, []byte("x")), `",x"`, `["","x"]`, `",x"`},
+		{change.SetValue(7, []byte("x,y")), `",x,y"`, `["","x","y"]`, `",x,y"`},
+		{change.SetValue(6, []byte("x,y")), `"x,y"`, `["x","y"]`, `"x,y"`},
+	} {
+		if got := string(d.appendValue(nil, col, tc.v)); got != tc.debezium {
+			t.Errorf("debezium mask %d: %s, want %s", tc.v.Uint(), got, tc.debezium)
+		}
+		if got := string(m.appendValue(nil, col, tc.v)); got != tc.mxw {
+			t.Errorf("maxwell mask %d: %s, want %s", tc.v.Uint(), got, tc.mxw)
+		}
+		if got := string(appendCanalValue(nil, col, tc.v)); got != tc.canal {
+			t.Errorf("canal mask %d: %s, want %s", tc.v.Uint(), got, tc.canal)
+		}
+	}
 }

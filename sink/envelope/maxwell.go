@@ -261,7 +261,7 @@ func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []
 	case change.Bytes:
 		return appendBase64(b, v.Bytes())
 	case change.Set:
-		return jsontext.AppendLabels(b, v.Bytes())
+		return jsontext.AppendLabels(b, v.Bytes(), v.SetLostEmpty())
 	case change.JSON:
 		if len(v.Bytes()) == 0 {
 			return append(b, "null"...)

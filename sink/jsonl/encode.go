@@ -197,7 +197,7 @@ func appendValue(b []byte, v *change.Value) []byte {
 	case change.Bytes:
 		return appendBase64(b, text)
 	case change.Set:
-		return jsontext.AppendLabels(b, text)
+		return jsontext.AppendLabels(b, text, v.SetLostEmpty())
 	case change.JSON:
 		if len(text) == 0 {
 			return append(b, "null"...)

@@ -26,11 +26,9 @@
 package sqltext
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/bits"
 	"strconv"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -111,16 +109,7 @@ func AppendFloat(b []byte, f float64) []byte {
 // alone, 'x' for it and 'x'), and the text reads back without it. The
 // text has fewer labels than v has members exactly then; the bitmask
 // reads back as the same members.
-func SetByNumber(v change.Value) bool {
-	if v.Kind() != change.Set {
-		return false
-	}
-	labels := 0
-	if t := v.Bytes(); len(t) > 0 {
-		labels = bytes.Count(t, []byte{','}) + 1
-	}
-	return labels != bits.OnesCount64(v.Uint())
-}
+func SetByNumber(v change.Value) bool { return v.SetLostEmpty() }
 
 // AppendLiteral appends v as an exact SQL literal. It fails only for a
 // value whose text is not what its kind promises (which the decoder never
