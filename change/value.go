@@ -1,6 +1,7 @@
 package change
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -163,7 +164,7 @@ func (v Value) SetLostEmpty() bool {
 	}
 	labels := 0
 	if len(v.b) > 0 {
-		labels = strings.Count(string(v.b), ",") + 1
+		labels = bytes.Count(v.b, []byte{','}) + 1
 	}
 	return labels != bits.OnesCount64(v.num)
 }
