@@ -151,6 +151,11 @@ type TxEnd struct {
 	// Xid is the transaction's XID (from the XID event that committed
 	// it); 0 when a QUERY event (COMMIT, DDL) ended it.
 	Xid uint64
+	// HeldXA is set while prepared XA transactions are held: their XA
+	// PREPARE was read, their XA COMMIT not yet. Their changes exist only
+	// in memory, so a resume point at Next would lose them: a checkpoint
+	// must stay where it was until HeldXA is clear again.
+	HeldXA bool
 	// Snapshot, set by a snapshot's batches, is its progress (JSON): a
 	// sink that keeps its own checkpoint (sink/mysql) saves it with it.
 	Snapshot []byte

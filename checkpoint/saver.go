@@ -109,8 +109,10 @@ func (s *Saver) Commit(tx change.TxEnd) error {
 		}
 		s.gtids.Add(g)
 	}
-	if s.Path == "" {
-		// Nothing to save: building the checkpoint (its GTID set as text)
+	if s.Path == "" || tx.HeldXA {
+		// Nothing to save (with prepared XA transactions held, a
+		// checkpoint after their XA PREPARE would lose them: the one
+		// before stays, and a restart reads them again): building the checkpoint (its GTID set as text)
 		// would cost a catching-up stream more than its output.
 		s.mu.Unlock()
 		return nil

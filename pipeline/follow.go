@@ -38,6 +38,10 @@ type Follower struct {
 	// (default 100 ms and 10 s).
 	MinBackoff, MaxBackoff time.Duration
 
+	// xa holds the prepared XA transactions' changes from one pipeline
+	// to the next: a reconnect resumes after their XA PREPARE.
+	xa map[string][]change.Change
+
 	mu   sync.Mutex
 	cur  *Pipeline // the running pipeline; nil while (re)connecting
 	last Stats     // Progress of the last pipeline, while cur is nil
@@ -106,7 +110,7 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 				src.work = w.WorkIdle
 			}
 			p := New(src, f.Sink, f.Options)
-			p.Stats = total
+			p.Stats, p.xa = total, f.xa
 			f.mu.Lock()
 			f.cur = p
 			if f.req {
@@ -118,7 +122,7 @@ func (f *Follower) Run(ctx context.Context, start change.Position) error {
 			f.cur, f.last = nil, p.Progress()
 			f.mu.Unlock()
 			src.Close()
-			total = p.Stats
+			total, f.xa = p.Stats, p.xa
 			if total.Last.File != "" {
 				if total.Last != from {
 					backoff = minB // progress was made

@@ -331,7 +331,7 @@ func (p *Pipeline) rotate(ev *binlog.Event) error {
 	p.Stats.Last = ev.NextPos
 	if p.opts.OnCommit != nil {
 		// No transaction ended: GTID stays the last committed one's.
-		if err := p.opts.OnCommit(change.TxEnd{GTID: p.lastGTID, Next: ev.NextPos}); err != nil {
+		if err := p.opts.OnCommit(change.TxEnd{GTID: p.lastGTID, Next: ev.NextPos, HeldXA: len(p.xa) > 0}); err != nil {
 			return err
 		}
 	}
@@ -390,7 +390,7 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		return nil
 	}
 	skip := p.tx.skip
-	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
+	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos, HeldXA: len(p.xa) > 0}
 	if ev.Header.EventType == replication.XID_EVENT && len(ev.Body) >= 8 {
 		end.Xid = binary.LittleEndian.Uint64(ev.Body)
 	}
