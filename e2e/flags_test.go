@@ -4,6 +4,8 @@ package e2e
 // never takes the next word as its value or lets it be read as a file.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,10 +63,16 @@ func TestRecoverDSNFirst(t *testing.T) {
 	}
 }
 
-// TestArgsCheckedFirst: a bad --start-gtid, --to DSN or -o equal to the
-// checkpoint is a usage error before stream connects or writes anything.
+// TestArgsCheckedFirst: a bad --start-gtid, --to DSN, -o equal to the
+// checkpoint, or an output that is a file the command reads (the password
+// file, a TLS file) is a usage error before stream (or read --source)
+// connects or writes anything.
 func TestArgsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -72,13 +80,25 @@ func TestArgsCheckedFirst(t *testing.T) {
 		{[]string{"--start-gtid", "0-1"}, "is not a GTID set"},
 		{[]string{"--to", "mysql://nobody-host:1/db"}, "names a database"},
 		{[]string{"-o", dir + "/cp.json", "--checkpoint", dir + "/cp.json"}, "is the --checkpoint file"},
+		// Files stream reads are no outputs: -o used to append change
+		// lines to the password file.
+		{[]string{"-o", pw, "--password-file", pw}, "is the --password-file file"},
+		{[]string{"--checkpoint", pw, "--ssl-key", pw}, "is the --ssl-key file"},
+		{[]string{"read", "--from", "earliest", "-o", pw, "--password-file", pw}, "is the --password-file file"},
 	} {
 		// Port 1: nothing listens, so getting past the checks would be a
 		// connection error, not a usage error.
-		args := append([]string{"stream", "--source", "mysql://root@127.0.0.1:1"}, c.args...)
+		cmd := "stream"
+		if c.args[0] == "read" {
+			cmd, c.args = "read", c.args[1:]
+		}
+		args := append([]string{cmd, "--source", "mysql://root@127.0.0.1:1"}, c.args...)
 		_, errText, code := runCLI(t, nil, args...)
 		if code != 2 || !strings.Contains(errText, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", args, code, errText, c.want)
 		}
+	}
+	if b, _ := os.ReadFile(pw); string(b) != "secret\n" {
+		t.Errorf("the password file was written: %q", b)
 	}
 }

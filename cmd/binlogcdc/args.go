@@ -124,8 +124,8 @@ func flagUsages(f *pflag.FlagSet) string {
 
 // checkStreamArgs checks stream's arguments that can be checked before
 // connecting: the --to DSN, the --start-gtid set (as MySQL's or MariaDB's
-// syntax: the flavor is known only once connected), and that -o is not
-// the checkpoint file.
+// syntax: the flavor is known only once connected), that -o is not
+// the checkpoint file, and that no output is a file it reads.
 func checkStreamArgs(o *StreamOptions) error {
 	if strings.HasPrefix(o.Replay.To, "mysql:") {
 		if _, err := o.Replay.targetConfig(); err != nil { // replay.go
@@ -145,7 +145,29 @@ func checkStreamArgs(o *StreamOptions) error {
 			}
 		}
 	}
+	inputs := connFiles(o.Conn)
+	inputs["--kafka-sasl-password-file"] = o.Kafka.SASLPasswordFile
+	return checkReadFiles(inputs, map[string]string{"-o": o.Output, "--checkpoint": o.Checkpoint, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile})
+}
+
+// checkReadFiles refuses an output (flag to path; "" for none) that is a
+// file the command reads: the password, TLS and SASL password files
+// (flag to path). Appending change lines to one would destroy it.
+func checkReadFiles(inputs, outputs map[string]string) error {
+	for of, out := range outputs {
+		for inf, in := range inputs {
+			if samePath(out, in) {
+				return usageError{msg: fmt.Sprintf("%s %s is the %s file: writing there would destroy it", of, out, inf),
+					hint: fmt.Sprintf("write %s to another file", of)}
+			}
+		}
+	}
 	return nil
+}
+
+// connFiles are the files c reads, by flag.
+func connFiles(c ConnOptions) map[string]string {
+	return map[string]string{"--password-file": c.PasswordFile, "--ssl-ca": c.SSLCA, "--ssl-cert": c.SSLCert, "--ssl-key": c.SSLKey}
 }
 
 // samePath reports whether a and b (neither "") name the same file.

@@ -122,6 +122,9 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return err
 	}
 	var files []string
+	if err := checkReadFiles(connFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
+		return err
+	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
 		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go

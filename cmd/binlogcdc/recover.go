@@ -129,6 +129,9 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	var files []string
+	if err := checkReadFiles(connFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
+		return err
+	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
 		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
