@@ -60,8 +60,12 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 	s.stages = stages
 	if fin := stages[len(stages)-1]; fin.t != nil {
 		last = fin.t
-		if !fin.fromMap {
+		switch {
+		case fin.fromMap:
+		case fin.alter != nil:
 			lastPos = fin.alter.ev.Pos
+		case inc.Created != nil: // no row change, no ALTER: the CREATE TABLE statement's
+			lastPos = inc.Created.Pos
 		}
 	} else if last != nil {
 		notes = append(notes, fmt.Sprintf("the schema after the last ALTER TABLE is unknown: the table is rebuilt as its last TABLE_MAP (at %s:%d) says", lastPos.File, lastPos.Offset))
