@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -336,7 +337,9 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 		if id == 0 {
 			return nil, nil, fmt.Errorf("unknown character set %q", cs)
 		}
-		n.convertTo(id, mariadb)
+		if err := n.convertTo(id, mariadb); err != nil {
+			return nil, nil, err
+		}
 		return pk, prefix, nil
 	case c[0].Is("DEFAULT") || c[0].Is("CHARACTER") || c[0].Is("CHARSET") || c[0].Is("COLLATE"):
 		cs, coll := "", ""
@@ -433,8 +436,13 @@ func (n *shape) at(pl place, dflt int) (int, error) {
 }
 
 // convertTo applies CONVERT TO CHARACTER SET: every text column takes
-// the collation, CHAR/VARCHAR keep their length in characters.
-func (n *shape) convertTo(id uint32, mariadb bool) {
+// the collation, CHAR/VARCHAR keep their length in characters. MariaDB
+// keeps the bytes of ENUM and SET labels and reads them in the new
+// character set ('ü' in utf8mb4 becomes 'Ã¼' in latin1; the values are
+// then matched by label, so a row's 'ü' becomes the error value): an
+// error when those bytes are not text in the new character set, or
+// binlogcdc cannot encode the old one.
+func (n *shape) convertTo(id uint32, mariadb bool) error {
 	to, _ := charset.LookupFlavor(id, mariadb)
 	for i := range n.t.Columns {
 		c := &n.t.Columns[i]
@@ -442,6 +450,24 @@ func (n *shape) convertTo(id uint32, mariadb bool) {
 			continue
 		}
 		from, _ := charset.LookupFlavor(c.Collation, mariadb)
+		if mariadb && from.Charset != to.Charset {
+			for _, p := range []*[]string{&c.EnumValues, &c.SetValues} {
+				labels := slices.Clone(*p)
+				*p = labels
+				for k, l := range labels {
+					b, ok := encodeText(l, c.Collation)
+					var out []byte
+					var err error
+					if ok {
+						out, err = charset.Decode(nil, id, b)
+					}
+					if !ok || err != nil || strings.ContainsRune(string(out), utf8.RuneError) {
+						return fmt.Errorf("CONVERT TO CHARACTER SET %s keeps the bytes of the label '%s' of column %s, which binlogcdc cannot read in %[1]s", to.Charset, l, tablemap.QuoteIdent(c.Name))
+					}
+					labels[k] = string(out)
+				}
+			}
+		}
 		switch c.Type {
 		case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 			if from.MaxLen > 0 {
@@ -460,6 +486,7 @@ func (n *shape) convertTo(id uint32, mariadb bool) {
 		c.Collation = id
 	}
 	n.defColl, n.guessed = id, false
+	return nil
 }
 
 // parseColDef reads a column definition with the table's default

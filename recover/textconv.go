@@ -176,6 +176,22 @@ func fitText(s string, to *tablemap.Column) (string, bool) {
 	return out, known
 }
 
+// inRepertoire is s in the collation's character set: the characters
+// it cannot hold become '?' (a text matched against ENUM or SET labels
+// is converted first).
+func inRepertoire(s string, coll uint32) string {
+	rep, _ := repertoire(coll)
+	if rep == nil {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if !rep(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
 func charsetName(coll uint32) string {
 	c, ok := charset.LookupFlavor(coll, true)
 	if !ok {

@@ -168,7 +168,7 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 			if fc == catEnum && v.Uint() == 0 {
 				return v, true // the error value stays the error value, not a member ''
 			}
-			return enumByLabel(string(v.Bytes()), to), true
+			return enumByLabel(inRepertoire(string(v.Bytes()), to.Collation), to), true
 		case catInt:
 			i := v.Int()
 			if v.Kind() == change.Uint {
@@ -181,7 +181,7 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 		}
 	case catSet:
 		if fc == catSet || fc == catText || fc == catEnum {
-			return setByLabels(string(v.Bytes()), to)
+			return setByLabels(inRepertoire(string(v.Bytes()), to.Collation), to)
 		}
 	case catDate, catDatetime, catTime, catTimestamp:
 		return toTemporal(v, fc, tc, from, to, sess)
