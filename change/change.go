@@ -156,6 +156,11 @@ type TxEnd struct {
 	// in memory, so a resume point at Next would lose them: a checkpoint
 	// must stay where it was until HeldXA is clear again.
 	HeldXA bool
+	// XAFrom, set with HeldXA, is where the earliest held XA transaction
+	// (its XA PREPARE group) starts: a resume point kept next to Next
+	// (sink/mysql) reads again from there to collect them, and applies
+	// nothing before Next (pipeline.Options.ApplyFrom).
+	XAFrom Position
 	// Snapshot, set by a snapshot's batches, is its progress (JSON): a
 	// sink that keeps its own checkpoint (sink/mysql) saves it with it.
 	Snapshot []byte

@@ -40,7 +40,7 @@ type Follower struct {
 
 	// xa holds the prepared XA transactions' changes from one pipeline
 	// to the next: a reconnect resumes after their XA PREPARE.
-	xa map[string][]change.Change
+	xa map[string]heldXA
 
 	mu   sync.Mutex
 	cur  *Pipeline // the running pipeline; nil while (re)connecting

@@ -39,6 +39,13 @@ type Options struct {
 	StartTime, StopTime time.Time
 	Stop                change.Position
 
+	// ApplyFrom, if set, is where the sink's resume point stands when
+	// reading starts before it (at a TxEnd.XAFrom): the transactions that
+	// begin before it were applied already. They are read only to collect
+	// the XA transactions they prepared; nothing of them reaches the sink
+	// or OnCommit, and an XA COMMIT among them releases nothing.
+	ApplyFrom change.Position
+
 	// OnCommit, if set, is called after the sink committed a transaction:
 	// the place to checkpoint tx.Next.
 	OnCommit func(tx change.TxEnd) error
@@ -77,8 +84,8 @@ type Pipeline struct {
 
 	cov      *Coverage // opts.Coverage while not empty
 	tx       txState
-	xa       map[string][]change.Change // prepared XA transactions' changes, by xid
-	lastGTID string                     // of the last committed transaction
+	xa       map[string]heldXA // prepared XA transactions, by xid
+	lastGTID string            // of the last committed transaction
 	Stats    Stats
 
 	mu       sync.Mutex
@@ -128,6 +135,7 @@ type txState struct {
 	commitTS   time.Time
 	micro      bool
 	standalone bool            // MariaDB: the GTID says the group has no BEGIN/COMMIT
+	collect    bool            // before Options.ApplyFrom: applied already; only XA PREPAREs are kept
 	xid        string          // inside XA START … XA_PREPARE: the xid
 	held       []change.Change // XA: changes held until the outcome is known
 
@@ -270,9 +278,9 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		// commits is logged later, in another group (XA COMMIT/ROLLBACK).
 		if p.tx.open && p.tx.xid != "" && !p.tx.skip {
 			if p.xa == nil {
-				p.xa = map[string][]change.Change{}
+				p.xa = map[string]heldXA{}
 			}
-			p.xa[p.tx.xid] = p.tx.held
+			p.xa[p.tx.xid] = heldXA{start: p.tx.start, changes: p.tx.held}
 		}
 		return p.commit(ctx, ev)
 
@@ -329,9 +337,11 @@ func (p *Pipeline) rotate(ev *binlog.Event) error {
 		return nil
 	}
 	p.Stats.Last = ev.NextPos
-	if p.opts.OnCommit != nil {
+	if p.opts.OnCommit != nil && !before(ev.NextPos, p.opts.ApplyFrom) {
 		// No transaction ended: GTID stays the last committed one's.
-		if err := p.opts.OnCommit(change.TxEnd{GTID: p.lastGTID, Next: ev.NextPos, HeldXA: len(p.xa) > 0}); err != nil {
+		end := change.TxEnd{GTID: p.lastGTID, Next: ev.NextPos}
+		p.setHeldXA(&end)
+		if err := p.opts.OnCommit(end); err != nil {
 			return err
 		}
 	}
@@ -363,6 +373,7 @@ func (p *Pipeline) begin(ctx context.Context, ev *binlog.Event) error {
 		return errStop
 	}
 	p.tx = txState{open: true, start: ev.Pos}
+	p.tx.collect = p.opts.ApplyFrom.File != "" && before(ev.Pos, p.opts.ApplyFrom)
 	p.opts.Metrics.Begin(ev.Pos)
 	p.tx.skip = !p.opts.StartTime.IsZero() && ts.Before(p.opts.StartTime)
 	p.setInTx(true)
@@ -389,8 +400,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	if !p.tx.open {
 		return nil
 	}
-	skip := p.tx.skip
-	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos, HeldXA: len(p.xa) > 0}
+	skip, collect := p.tx.skip, p.tx.collect
+	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
+	p.setHeldXA(&end)
 	if ev.Header.EventType == replication.XID_EVENT && len(ev.Body) >= 8 {
 		end.Xid = binary.LittleEndian.Uint64(ev.Body)
 	}
@@ -398,7 +410,7 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	ops := p.tx.ops
 	p.tx = txState{}
 	p.setInTx(false)
-	if !skip {
+	if !skip && !collect {
 		if err := p.sink.Commit(ctx, end); err != nil {
 			p.opts.Metrics.SinkError()
 			return err
@@ -413,7 +425,7 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	if end.GTID != "" {
 		p.lastGTID = end.GTID
 	}
-	if p.opts.OnCommit != nil {
+	if p.opts.OnCommit != nil && !collect {
 		if err := p.opts.OnCommit(end); err != nil {
 			return err
 		}
@@ -495,6 +507,9 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 			p.tx.held = append(p.tx.held, cloneChange(c))
 			continue
 		}
+		if p.tx.collect {
+			continue
+		}
 		if p.cov != nil {
 			keep, err := p.cov.Reconcile(c)
 			if err != nil {
@@ -537,4 +552,22 @@ func cloneRow(r change.Row) change.Row {
 		out[i] = v.Clone()
 	}
 	return out
+}
+
+// heldXA is a prepared XA transaction: its changes, held from its XA
+// PREPARE to its XA COMMIT, and where its XA PREPARE group starts.
+type heldXA struct {
+	start   change.Position
+	changes []change.Change
+}
+
+// setHeldXA marks end as leaving prepared XA transactions held, with
+// where the earliest of them starts.
+func (p *Pipeline) setHeldXA(end *change.TxEnd) {
+	end.HeldXA = len(p.xa) > 0
+	for _, h := range p.xa {
+		if end.XAFrom.File == "" || before(h.start, end.XAFrom) {
+			end.XAFrom = h.start
+		}
+	}
 }

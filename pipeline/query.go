@@ -55,13 +55,13 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 			return err
 		}
 	}
-	if !p.tx.skip && p.opts.DDL {
+	if !p.tx.skip && !p.tx.collect && p.opts.DDL {
 		if err := p.writeDDL(ctx, ev, q); err != nil { // ddl.go
 			return err
 		}
 	} else if !p.tx.skip {
 		p.noteDDL(q) // ddl.go
-		if p.cov != nil {
+		if p.cov != nil && !p.tx.collect {
 			if err := p.checkDDL(ev, q); err != nil { // ddl.go
 				return err
 			}
@@ -96,14 +96,14 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 	}
 	held, ok := p.xa[q.xid]
 	delete(p.xa, q.xid)
-	if q.kind == queryXACommit && !p.tx.skip {
+	if q.kind == queryXACommit && !p.tx.skip && !p.tx.collect {
 		if !ok {
 			p.logf("%s:%d: XA COMMIT %s: the transaction was prepared before the binlog position read from; its changes are not in the input and are not emitted",
 				ev.Pos.File, ev.Pos.Offset, q.xid)
 		}
 		ts, micro := p.eventTime(ev)
-		for i := range held {
-			c := &held[i]
+		for i := range held.changes {
+			c := &held.changes[i]
 			// It takes effect where it commits: a coverage (this
 			// pipeline's, or a sink's: snapshot.Incremental) reconciles
 			// it there.

@@ -240,6 +240,7 @@ type replayRun struct {
 	text    *sqltext.Sink
 	flash   *sqltext.Flashback
 	resume  change.Position // the target's checkpoint, if any
+	xaFrom  change.Position // where its held XA transactions start (Checkpoint.XAFrom)
 	gtid    string          // the GTID of its last transaction
 	started time.Time
 }
@@ -291,7 +292,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 		r.applier = r.target
 	}
 	if cp, ok := r.applier.Checkpoint(); ok {
-		r.resume, r.gtid = cp.Next, cp.GTID
+		r.resume, r.gtid, r.xaFrom = cp.Next, cp.GTID, cp.XAFrom
 	}
 	return r, nil
 }
@@ -345,6 +346,23 @@ func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 	}
 	return cp,
 		fmt.Sprintf("the target's binlogcdc.checkpoint (replica %q)", r.o.ReplicaName)
+}
+
+// xaResume moves a resume at the target's checkpoint (start, or by gtid)
+// back to where the prepared XA transactions held at the checkpoint start
+// (Checkpoint.XAFrom): reading there collects them again, and applyFrom
+// (the checkpoint) is where applying starts again (pipeline.Options).
+func (r *replayRun) xaResume(start change.Position, gtid string) (from, applyFrom change.Position, err error) {
+	if r == nil || r.xaFrom.File == "" {
+		return start, change.Position{}, nil
+	}
+	if gtid != "" || start != r.resume {
+		return start, applyFrom, fmt.Errorf("the target's checkpoint (replica %q) is at %s:%d with prepared XA transactions held since %s:%d, "+
+			"but this server resumes elsewhere (by GTID, or its binlog was purged): their changes, logged at their XA PREPARE, would be lost at their XA COMMIT; "+
+			"resume against the server the checkpoint was saved on, with its binlogs from %s", r.o.ReplicaName, r.resume.File, r.resume.Offset, r.xaFrom.File, r.xaFrom.Offset, r.xaFrom.File)
+	}
+	r.logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint; applying from %s:%d on", r.xaFrom.File, r.xaFrom.Offset, r.resume.File, r.resume.Offset)
+	return r.xaFrom, r.resume, nil
 }
 
 // streamSink returns stream's sink. A target without a checkpoint gets
@@ -430,7 +448,12 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	if r.applier != nil && r.resume.File != "" {
-		s, done, err := o.Remote.resume(files, r.resume) // remote.go: resumeFiles, or --source
+		from := r.resume
+		if r.xaFrom.File != "" {
+			// Collect the held XA transactions again; apply after resume.
+			from, popts.ApplyFrom = r.xaFrom, r.resume
+		}
+		s, done, err := o.Remote.resume(files, from) // remote.go: resumeFiles, or --source
 		if err != nil {
 			r.applier.Close(ctx)
 			return err
@@ -443,7 +466,10 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 			logf("--start-position ignored: the target's checkpoint wins")
 		}
 		start = s
-		logf("resuming at %s:%d (the target's checkpoint for replica %q)", start.File, start.Offset, o.Replay.ReplicaName)
+		logf("resuming at %s:%d (the target's checkpoint for replica %q)", r.resume.File, r.resume.Offset, o.Replay.ReplicaName)
+		if popts.ApplyFrom.File != "" {
+			logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint", start.File, start.Offset)
+		}
 	}
 	out, closeOut := stdout, func() error { return nil }
 	if o.Output != "" {

@@ -281,7 +281,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if saver.ServerUUID, err = hist.ServerUUID(ctx); err != nil {
 		return err
 	}
-	var start change.Position
+	var start, applyFrom change.Position
 	gtid := ""
 	targetCP, targetWhere := rp.streamResume()
 	targetCP, redoSnapshot, targetState, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
@@ -298,6 +298,9 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	switch {
 	case targetCP != nil: // replay.go: the target's checkpoint
 		if start, gtid, err = resumeFrom(ctx, hist, targetCP, targetWhere, saver.Server, logf); err != nil {
+			return err
+		}
+		if start, applyFrom, err = rp.xaResume(start, gtid); err != nil { // replay.go
 			return err
 		}
 	case kcp != nil: // kafka.go: the resume point kept in Kafka
@@ -450,7 +453,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
-			OnCommit: onCommit, Coverage: cov},
+			OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -36,8 +36,22 @@ type Checkpoint struct {
 	GTID string // the last applied transaction's GTID, if it had one
 	// DDL is the position of a DDL statement that was started but may not
 	// have finished when binlogcdc stopped ("" File: none).
-	DDL     change.Position
+	DDL change.Position
+	// XAFrom is where reading must start to collect again the prepared XA
+	// transactions held when the checkpoint was saved (the earliest one's
+	// XA PREPARE group); nothing before Next is applied again ("" File:
+	// none held, read from Next).
+	XAFrom  change.Position
 	Updated time.Time
+}
+
+// ReadFrom is where reading resumes: XAFrom while XA transactions were
+// held, Next otherwise.
+func (cp Checkpoint) ReadFrom() change.Position {
+	if cp.XAFrom.File != "" {
+		return cp.XAFrom
+	}
+	return cp.Next
 }
 
 const checkpointTable = "`binlogcdc`.`checkpoint`"
@@ -51,6 +65,8 @@ var setupCheckpoint = []string{
   gtid VARCHAR(255) NOT NULL DEFAULT '',
   ddl_file VARCHAR(255) NOT NULL DEFAULT '',
   ddl_pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  xa_file VARCHAR(255) NOT NULL DEFAULT '',
+  xa_pos BIGINT UNSIGNED NOT NULL DEFAULT 0,
   source_time DATETIME(6) NULL,
   updated DATETIME(6) NULL,
   PRIMARY KEY (replica)
@@ -114,6 +130,9 @@ func prepareTarget(c *client.Conn, replica string) (Checkpoint, error) {
 			return cp, fmt.Errorf("creating the checkpoint table %s on the target: %w", checkpointTable, err)
 		}
 	}
+	if err := addXAColumns(c); err != nil {
+		return cp, err
+	}
 	r, err := c.Execute("SELECT GET_LOCK(?, 10)", lockName(replica))
 	if err != nil {
 		return cp, fmt.Errorf("target: GET_LOCK: %w", err)
@@ -125,7 +144,7 @@ func prepareTarget(c *client.Conn, replica string) (Checkpoint, error) {
 	if _, err := c.Execute("INSERT IGNORE INTO "+checkpointTable+" (replica) VALUES (?)", replica); err != nil {
 		return cp, fmt.Errorf("target: %w", err)
 	}
-	r, err = c.Execute("SELECT file, pos, gtid, ddl_file, ddl_pos, COALESCE(CAST(updated AS CHAR), '') FROM "+checkpointTable+" WHERE replica = ?", replica)
+	r, err = c.Execute("SELECT file, pos, gtid, ddl_file, ddl_pos, COALESCE(CAST(updated AS CHAR), ''), xa_file, xa_pos FROM "+checkpointTable+" WHERE replica = ?", replica)
 	if err != nil {
 		return cp, fmt.Errorf("target: reading the checkpoint: %w", err)
 	}
@@ -138,7 +157,25 @@ func prepareTarget(c *client.Conn, replica string) (Checkpoint, error) {
 	cp.GTID = str(2)
 	cp.DDL = change.Position{File: str(3), Offset: u(4)}
 	cp.Updated, _ = time.Parse("2006-01-02 15:04:05.999999", str(5))
+	cp.XAFrom = change.Position{File: str(6), Offset: u(7)}
 	return cp, nil
+}
+
+// addXAColumns adds xa_file and xa_pos to a checkpoint table created by
+// an earlier binlogcdc (ADD COLUMN IF NOT EXISTS is MariaDB's only).
+func addXAColumns(c *client.Conn) error {
+	r, err := c.Execute("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint' AND COLUMN_NAME = 'xa_pos'")
+	if err != nil {
+		return fmt.Errorf("target: reading the checkpoint table's columns: %w", err)
+	}
+	if n, _ := r.GetInt(0, 0); n > 0 {
+		return nil
+	}
+	_, err = c.Execute("ALTER TABLE " + checkpointTable + " ADD COLUMN xa_file VARCHAR(255) NOT NULL DEFAULT '' AFTER ddl_pos, ADD COLUMN xa_pos BIGINT UNSIGNED NOT NULL DEFAULT 0 AFTER xa_file")
+	if err != nil && myErrorCode(err) != mysql.ER_DUP_FIELDNAME { // another binlogcdc added them meanwhile
+		return fmt.Errorf("target: adding the columns xa_file, xa_pos to %s: %w", checkpointTable, err)
+	}
+	return nil
 }
 
 // ReadCheckpoint connects to the target and returns the checkpoint of
@@ -172,7 +209,7 @@ func (s *Sink) saveCheckpoint(tx change.TxEnd, ddl change.Position) error {
 	if !tx.Time.IsZero() {
 		srcTime = sourceTime(tx.Time)
 	}
-	n, err := s.execPreparedCount(saveCheckpointSQL, tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, srcTime, s.opts.Replica)
+	n, err := s.execPreparedCount(saveCheckpointSQL, tx.Next.File, tx.Next.Offset, tx.GTID, ddl.File, ddl.Offset, tx.XAFrom.File, tx.XAFrom.Offset, srcTime, s.opts.Replica)
 	if err == nil && n != 1 {
 		err = s.checkpointRowError(n)
 	}
@@ -192,7 +229,7 @@ func (s *Sink) checkpointRowError(n uint64) error {
 
 // saveCheckpointSQL updates a replica's checkpoint row (saveCheckpoint,
 // checkpointPacket).
-const saveCheckpointSQL = "UPDATE " + checkpointTable + " SET file = ?, pos = ?, gtid = ?, ddl_file = ?, ddl_pos = ?, source_time = ?, updated = NOW(6) WHERE replica = ?"
+const saveCheckpointSQL = "UPDATE " + checkpointTable + " SET file = ?, pos = ?, gtid = ?, ddl_file = ?, ddl_pos = ?, xa_file = ?, xa_pos = ?, source_time = ?, updated = NOW(6) WHERE replica = ?"
 
 // sourceTime is how the checkpoint row stores a transaction's time.
 func sourceTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.999999") }

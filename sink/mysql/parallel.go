@@ -157,7 +157,15 @@ func (p *Parallel) Checkpoint() (Checkpoint, bool) {
 			best = k
 		}
 	}
-	return p.w[best].s.Checkpoint()
+	cp, ok := p.w[best].s.Checkpoint()
+	// Reading starts where every worker's held XA transactions are
+	// collected again: the earliest worker's read point.
+	for _, w := range p.w {
+		if from := w.s.cp.ReadFrom(); posLess(from, cp.ReadFrom()) {
+			cp.XAFrom = from
+		}
+	}
+	return cp, ok
 }
 
 // SaveStart records start as every worker's checkpoint, where none has one.
@@ -333,7 +341,12 @@ func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
 		return nil
 	}
 	if len(p.buf) == 0 && !p.streaming {
+		// An XA transaction's changes, logged at its XA PREPARE, are
+		// applied where it commits.
 		p.first = c.Pos
+		if c.CommitPos.File != "" {
+			p.first = c.CommitPos
+		}
 	}
 	if p.streaming {
 		return p.check(p.w[0].s.Write(ctx, c))

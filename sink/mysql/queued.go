@@ -69,6 +69,7 @@ func (s *Sink) checkpointPacket(tx change.TxEnd) ([]byte, error) {
 		change.TextValue(change.String, []byte(tx.Next.File)), change.UintValue(tx.Next.Offset),
 		change.TextValue(change.String, []byte(tx.GTID)),
 		change.TextValue(change.String, []byte{}), change.UintValue(0), // no DDL
+		change.TextValue(change.String, []byte(tx.XAFrom.File)), change.UintValue(tx.XAFrom.Offset),
 		srcTime, change.TextValue(change.String, []byte(s.opts.Replica)),
 	}
 	pkt, ok := appendExecute(s.queuedBuf[:0], st, args, s.conn.HasCapability(mysql.CLIENT_QUERY_ATTRIBUTES))

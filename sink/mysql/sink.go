@@ -157,7 +157,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	s.bulkOK = !opts.NoBulkLoad && s.localInfile(c)
 	s.bulkLines.Store(s.bulkOK && s.canPipeline())
 	s.b.Mode = sqltext.Placeholders
-	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID}
+	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID, XAFrom: cp.XAFrom, HeldXA: cp.XAFrom.File != ""}
 	next := s.saved.Next
 	s.savedPos.Store(&next)
 	s.ddlRetry = cp.DDL.File != ""
