@@ -46,6 +46,12 @@ type Options struct {
 	// or OnCommit, and an XA COMMIT among them releases nothing.
 	ApplyFrom change.Position
 
+	// UnknownXA, if set, names a resume point that may have moved past a
+	// prepared XA transaction's XA PREPARE (--kafka-exactly-once): an XA
+	// COMMIT whose XA PREPARE was not read is then an error, not a
+	// warning, since its changes would be lost.
+	UnknownXA string
+
 	// OnCommit, if set, is called after the sink committed a transaction:
 	// the place to checkpoint tx.Next.
 	OnCommit func(tx change.TxEnd) error

@@ -97,6 +97,10 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 	held, ok := p.xa[q.xid]
 	delete(p.xa, q.xid)
 	if q.kind == queryXACommit && !p.tx.skip && !p.tx.collect {
+		if !ok && p.opts.UnknownXA != "" {
+			return &binlog.Error{Pos: ev.Pos, Err: fmt.Errorf("XA COMMIT %s: the transaction was prepared before the resume point in %s, so its changes (logged at its XA PREPARE) are not in the input and would be lost", q.xid, p.opts.UnknownXA),
+				Hint: "publish them another way (for instance read --start-position at a point before its XA PREPARE, without --kafka-exactly-once, into another topic), then move the resume point past this XA COMMIT; or let binlogcdc exit while no XA transaction is prepared"}
+		}
 		if !ok {
 			p.logf("%s:%d: XA COMMIT %s: the transaction was prepared before the binlog position read from; its changes are not in the input and are not emitted",
 				ev.Pos.File, ev.Pos.Offset, q.xid)

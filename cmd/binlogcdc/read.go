@@ -181,6 +181,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	}
 	if kcp != nil {
 		start = kcp.Position()
+		popts.UnknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
 	}
 	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {

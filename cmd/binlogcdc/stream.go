@@ -282,7 +282,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return err
 	}
 	var start, applyFrom change.Position
-	gtid := ""
+	gtid, unknownXA := "", ""
 	targetCP, targetWhere := rp.streamResume()
 	targetCP, redoSnapshot, targetState, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
 	if err != nil {
@@ -307,6 +307,9 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", saver.Server, logf); err != nil {
 			return err
 		}
+		// Kafka's resume point does not keep prepared XA transactions:
+		// refuse to lose one (pipeline.Options.UnknownXA).
+		unknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
 	case cp != nil:
 		resumed = cp
 		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, saver.Server, logf); err != nil {
@@ -453,7 +456,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
-			OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom},
+			OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA},
 		Retryable: retryable,
 		Logf:      logf,
 	}
