@@ -19,8 +19,8 @@
 #   loaddata  binlogcdc read --to of 1M inserts + 100k updates + 10k
 #             deletes (bench/gen.sh replay) vs LOAD DATA INFILE of the
 #             table's final rows, each into a fresh server; wall and CPU
-#             seconds; then the same with --parallel 2 (LOAD DATA measured
-#             again beside it). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
+#             seconds; then the same with --parallel 2, and with
+#             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones)
 #   memory    bench/memory.sh: peak RSS and CPU of recover at 300k / 1M /
@@ -158,6 +158,7 @@ summary() {
 	row "replay vs LOAD DATA INFILE (speed ratio)" "${ldr}x" ">= 0.8x: $(verdict "$ldr" 0.8 ge)"
 	ldp=$(kv "$RES/loaddata-parallel.kv" ratio)
 	row "the same with --parallel 2" "${ldp}x" ">= 0.8x: $(verdict "$ldp" 0.8 ge)"
+	row "the same with --load-data (LOAD DATA LOCAL)" "$(kv "$RES/loaddata-loaddata.kv" ratio)x" "(for comparison)"
 	row "read, row changes per CPU-s (replay.binlog)" "$rps" ">= 1.5M: $(verdict "$rps" 1500000 ge)"
 	row "stream catch-up CPU / read CPU (into a pipe)" "${cur}x" "<= 1.5x: $(verdict "$cur" 1.5 le)"
 }
@@ -258,6 +259,7 @@ fi
 
 ld=$(loaddata)
 ldp=$(REPLAY_FLAGS="--parallel 2" LD_TAG=-parallel loaddata)
+ldl=$(REPLAY_FLAGS="--load-data" LD_TAG=-loaddata loaddata)
 mem=$(MEM_KV=$RES/memory.kv bench/memory.sh)
 
 catchup
@@ -315,6 +317,8 @@ $(row "mariadb-binlog | mariadb" "$rm_" "binlogcdc $(ratio "$rm_" "$rb")x faster
 $ld
 
 $ldp
+
+$ldl
 
 $mem
 

@@ -10,7 +10,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
 
-// Long insert runs go to the target as LOAD DATA LOCAL INFILE
+// With --load-data, long insert runs go to the target as LOAD DATA LOCAL INFILE
 // (sink/mysql/bulk.go). TestReplay checks every column type through it;
 // these check conflicts, a target that refuses it, and kill -9.
 
@@ -58,7 +58,7 @@ func TestReplayBulkConflict(t *testing.T) {
 	rpMysql(t, src, []byte("CREATE DATABASE bk;\nCREATE TABLE bk.t (id INT PRIMARY KEY, s VARCHAR(30), b VARBINARY(10), u VARCHAR(5) CHARACTER SET utf8mb4);\n"))
 	rpMysql(t, src, bkInserts(1, 300))
 	for _, dst := range []*testserver.Server{bulk, plain} {
-		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--load-data")
 		rpCompare(t, src, dst, "the first inserts")
 	}
 	if n := stCount(t, bulk, "Com_load"); n < 1 {
@@ -75,7 +75,7 @@ func TestReplayBulkConflict(t *testing.T) {
 	var msgs []string
 	for _, dst := range []*testserver.Server{bulk, plain} {
 		before := rpCheckpoint(t, dst)
-		_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--load-data")
 		m := re.FindString(errOut)
 		if m == "" {
 			t.Fatalf("no conflict message naming the row:\n%s", errOut)
@@ -96,13 +96,13 @@ func TestReplayBulkConflict(t *testing.T) {
 	}
 
 	// Fixed: both resume to the source's rows.
-	_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", plain.DSN()+"/")
+	_, errOut := rpRun(t, 1, "read", src.BinlogIndex(), "--to", plain.DSN()+"/", "--load-data")
 	if !strings.Contains(errOut, "local_infile") {
 		t.Errorf("no note that the target refuses LOAD DATA LOCAL:\n%s", errOut)
 	}
 	for _, dst := range []*testserver.Server{bulk, plain} {
 		dst.Exec(t, "DELETE FROM bk.t WHERE id = 450")
-		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--load-data")
 		rpCompare(t, src, dst, "after the fix")
 	}
 	if n := stCount(t, plain, "Com_load"); n != 0 {
@@ -131,7 +131,7 @@ func TestReplayBulkKill9(t *testing.T) {
 		src.Exec(t, b.String())
 	}
 	end := rpMasterPos(t, src)
-	args := []string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/"}
+	args := []string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/", "--load-data"}
 	// Waits short enough for kills to land on an idle machine, where a
 	// whole run of LOAD DATA batches takes a few hundred milliseconds
 	// (with 20-320 ms waits, two kills once left too little to kill).
@@ -229,7 +229,7 @@ func TestReplayBulkInetUUID(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("(%d, '10.0.%d.%d', UUID())", i, i/256, i%256))
 	}
 	src.Exec(t, "INSERT INTO bk.ip6 VALUES "+strings.Join(ip6, ", "), "INSERT INTO bk.ids VALUES "+strings.Join(ids, ", "))
-	rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+	rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--load-data")
 	for _, q := range []string{"SELECT id, HEX(i6) FROM bk.ip6 ORDER BY id", "SELECT id, HEX(i4), HEX(u) FROM bk.ids ORDER BY id"} {
 		if got, want := rpRows(t, dst, q), rpRows(t, src, q); got != want {
 			t.Errorf("%s: the target's rows differ: %s", q, firstDiff(got, want))

@@ -30,20 +30,26 @@ func rpOffset(pos string) uint64 {
 // TestReplayCheckpointRefused: read --to sends each group's checkpoint
 // UPDATE first, with the group's first statement (sink/mysql/queued.go),
 // in autocommit=0. When the target refuses that UPDATE, the group's
-// changes must not commit, whichever statement came with it (LOAD DATA,
-// a pipeline of batched updates, of batched deletes): the run stops,
+// changes must not commit, whichever statement came with it (a pipeline
+// of INSERTs, LOAD DATA, a pipeline of batched updates, of batched deletes): the run stops,
 // the target keeps exactly the groups before, and a rerun, once the
 // target accepts the UPDATE again, ends equal to the source.
 func TestReplayCheckpointRefused(t *testing.T) {
+	for _, mode := range []string{"--bulk-load", "--load-data"} { // a group led by encoded INSERTs, or by LOAD DATA
+		t.Run(mode, func(t *testing.T) { rpCheckpointRefused(t, mode) })
+	}
+}
+
+func rpCheckpointRefused(t *testing.T, mode string) {
 	src := testserver.Start(t, testserver.Options{})
 	dst := testserver.Start(t, testserver.Options{})
 	ref := testserver.Start(t, testserver.Options{})
 	rpMysql(t, src, []byte("CREATE DATABASE cq;\nCREATE TABLE cq.t (id INT PRIMARY KEY, v INT, s VARCHAR(20));\n"))
 	txs := []string{
-		"INSERT INTO cq.t SELECT seq, seq, CONCAT('a', seq) FROM cq.seq_1_to_300",    // LOAD DATA
+		"INSERT INTO cq.t SELECT seq, seq, CONCAT('a', seq) FROM cq.seq_1_to_300",    // INSERTs, or LOAD DATA
 		"UPDATE cq.t SET v = v + 1000, s = CONCAT(s, 'u') WHERE id <= 300",           // INSERT … ON DUPLICATE KEY UPDATE
 		"DELETE FROM cq.t WHERE id % 2 = 0",                                          // DELETE … IN
-		"INSERT INTO cq.t SELECT seq, -seq, CONCAT('b', seq) FROM cq.seq_301_to_600", // LOAD DATA again
+		"INSERT INTO cq.t SELECT seq, -seq, CONCAT('b', seq) FROM cq.seq_301_to_600", // again
 		"UPDATE cq.t SET v = 7 WHERE id = 1",                                         // one statement (no batch)
 	}
 	var ends []string
@@ -53,7 +59,7 @@ func TestReplayCheckpointRefused(t *testing.T) {
 	}
 	index := src.BinlogIndex()
 	args := func(more ...string) []string {
-		return append([]string{"read", index, "--to", dst.DSN() + "/", "--group-rows", "100"}, more...)
+		return append([]string{"read", index, "--to", dst.DSN() + "/", "--group-rows", "100", mode}, more...)
 	}
 	// The schema first, and the checkpoint table.
 	rpRun(t, 0, args("--stop-position", ends[0])...)

@@ -31,7 +31,7 @@ func TestReplaySetEmptyMember(t *testing.T) {
 		"DELETE FROM se.nk WHERE a = 1 AND st + 0 = 1 LIMIT 1",
 		"UPDATE se.nk SET a = 3 WHERE st + 0 = 3")
 	q := map[string]string{"k": "SELECT id, st + 0, m + 0, v FROM se.k ORDER BY id", "nk": "SELECT a, st + 0 FROM se.nk ORDER BY a, st + 0"}
-	for _, args := range [][]string{{"--to"}, {"--to", "--bulk-load=false"}, {"--format", "sql"}} {
+	for _, args := range [][]string{{"--to"}, {"--to", "--load-data"}, {"--to", "--bulk-load=false"}, {"--format", "sql"}} {
 		dst := testserver.Start(t, testserver.Options{})
 		if args[0] == "--to" {
 			rpRun(t, 0, append([]string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/"}, args[1:]...)...)

@@ -22,7 +22,7 @@ func TestBulkLoadRefusedLater(t *testing.T) {
 	srv.Exec(t, "CREATE DATABASE bk", "CREATE TABLE bk.t (id INT PRIMARY KEY, s VARCHAR(10))")
 	ctx := context.Background()
 	var notes []string
-	s, err := Open(ctx, Config{Addr: srv.Addr(), User: "root"}, Options{Logf: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }})
+	s, err := Open(ctx, Config{Addr: srv.Addr(), User: "root"}, Options{LoadData: true, Logf: func(f string, a ...any) { notes = append(notes, fmt.Sprintf(f, a...)) }})
 	if err != nil {
 		t.Fatal(err)
 	}

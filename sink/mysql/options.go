@@ -69,9 +69,14 @@ type Options struct {
 	// source transaction is never split, whatever its size.
 	GroupRows int
 	GroupTime time.Duration
-	// NoBulkLoad sends long insert runs as multi-row INSERTs even when
-	// the target allows LOAD DATA LOCAL (bulk.go), and updates one UPDATE
-	// each (upsert.go).
+	// LoadData sends long insert runs as LOAD DATA LOCAL INFILE when the
+	// target allows it (bulk.go); by default they go as multi-row INSERTs
+	// of up to bulkInsertRows rows (apply.go), which cost MariaDB less.
+	LoadData bool
+	// NoBulkLoad turns batching off: inserts go as multi-row INSERTs of
+	// up to maxBatchRows rows (never LOAD DATA),
+	// updates one UPDATE each (upsert.go), deletes one DELETE each
+	// (delete.go).
 	NoBulkLoad bool
 	quietBulk  bool // no note when the target refuses it (Parallel's workers after the first)
 	// Logf reports skipped and overwritten conflicts and DDL events.

@@ -144,7 +144,7 @@ loop:
 			for j < len(ops) && sameInsert(&ops[j], o) {
 				j++
 			}
-			k = insertChunk(ops[n:j], s.batchBytesLimit())
+			k = insertChunk(ops[n:j], s.insertRows(), s.batchBytesLimit())
 			s.b.InsertHead("INSERT", o.c.Table, o.cols)
 			for i := n; i < n+k; i++ {
 				if i > n {
@@ -201,9 +201,9 @@ loop:
 
 // insertChunk is how many of the rows of an insert run (same table, same
 // columns) go into the next INSERT: a power of two (few statement shapes
-// to prepare), within maxBatchRows, maxPlaceholders and maxBytes.
-func insertChunk(ops []op, maxBytes int) int {
-	limit := min(maxBatchRows, max(1, maxPlaceholders/len(ops[0].cols)))
+// to prepare), within maxRows, maxPlaceholders and maxBytes.
+func insertChunk(ops []op, maxRows, maxBytes int) int {
+	limit := min(maxRows, max(1, maxPlaceholders/len(ops[0].cols)))
 	k := 1
 	for k*2 <= min(len(ops), limit) {
 		k *= 2
@@ -212,6 +212,15 @@ func insertChunk(ops []op, maxBytes int) int {
 		k /= 2
 	}
 	return k
+}
+
+// insertRows is the most rows an INSERT takes: bulkInsertRows with bulk
+// loading, maxBatchRows without (apply.go).
+func (s *Sink) insertRows() int {
+	if s.opts.NoBulkLoad {
+		return maxBatchRows
+	}
+	return bulkInsertRows
 }
 
 // runPipeline sends the SAVEPOINT and statements encoded in s.pipe and

@@ -154,7 +154,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	}
 	s := &Sink{cfg: cfg, opts: opts, conn: c, cp: cp, stopTimer: make(chan struct{}), timerDone: make(chan struct{})}
 	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
-	s.bulkOK = !opts.NoBulkLoad && s.localInfile(c)
+	s.bulkOK = opts.LoadData && !opts.NoBulkLoad && s.localInfile(c)
 	s.bulkLines.Store(s.bulkOK && s.canPipeline())
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID, XAFrom: cp.XAFrom, HeldXA: cp.XAFrom.File != ""}
