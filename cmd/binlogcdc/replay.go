@@ -66,7 +66,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.CreateTables, "create-tables", false, "create a table missing on the target from its binlog metadata")
 	f.IntVar(&o.GroupRows, "group-rows", mysqlsink.DefaultGroupRows, "apply small source transactions together, up to `N` rows per target transaction (one is never split)")
 	f.DurationVar(&o.GroupTime, "group-time", time.Second, "… and committed at least this often")
-	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of inserts into one table as prepared INSERTs of up to 1024 rows, runs of whole-row updates as INSERT ... ON DUPLICATE KEY UPDATE, and runs of deletes as DELETE ... WHERE key IN (...) (all checked exactly as INSERTs, UPDATEs and DELETEs are); false: INSERTs of up to 128 rows, one UPDATE or DELETE each")
+	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of inserts into one table as prepared INSERTs of up to 1024 rows, their values bound as they are read, runs of whole-row updates as INSERT ... ON DUPLICATE KEY UPDATE, and runs of deletes as DELETE ... WHERE key IN (...) (all checked exactly as INSERTs, UPDATEs and DELETEs are); false: INSERTs of up to 128 rows, one UPDATE or DELETE each")
 	f.BoolVar(&o.LoadData, "load-data", false, "--to mysql://: send runs of 128 or more inserts into one table as LOAD DATA LOCAL INFILE streamed from memory instead, when the target allows it (MariaDB 10.11 spends more CPU on it than on the INSERTs; checked as exactly)")
 	if !stream {
 		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see the README's replay section)")

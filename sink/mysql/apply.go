@@ -15,7 +15,8 @@ import (
 // Limits of one multi-row INSERT: a power of two of rows (so that few
 // statement shapes are prepared), at most bulkInsertRows (maxBatchRows
 // with Options.NoBulkLoad), at most maxBatchBytes of values, at most
-// maxPlaceholders placeholders.
+// maxPlaceholders placeholders. With bulk loading, their rows' values are
+// encoded as the changes are queued (encoded.go).
 //
 // Bulk inserts. Long insert runs go to the target as these INSERTs,
 // pipelined (pipeline.go), unless Options.LoadData sends them as LOAD

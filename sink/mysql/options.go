@@ -71,7 +71,8 @@ type Options struct {
 	GroupTime time.Duration
 	// LoadData sends long insert runs as LOAD DATA LOCAL INFILE when the
 	// target allows it (bulk.go); by default they go as multi-row INSERTs
-	// of up to bulkInsertRows rows (apply.go), which cost MariaDB less.
+	// of up to bulkInsertRows rows (apply.go), their values encoded as
+	// they are queued (encoded.go), which cost MariaDB less.
 	LoadData bool
 	// NoBulkLoad turns batching off: inserts go as multi-row INSERTs of
 	// up to maxBatchRows rows (never LOAD DATA),

@@ -133,7 +133,7 @@ loop:
 			}
 			break
 		}
-		k := 1
+		k, enc := 1, false
 		s.b.Reset()
 		switch o.c.Op {
 		case change.Insert:
@@ -146,6 +146,10 @@ loop:
 			}
 			k = insertChunk(ops[n:j], s.insertRows(), s.batchBytesLimit())
 			s.b.InsertHead("INSERT", o.c.Table, o.cols)
+			if enc = encoded(ops[n : n+k]); enc { // encoded.go: the values are bound already
+				s.b.PlaceholderTuples(k, len(o.cols))
+				break
+			}
 			for i := n; i < n+k; i++ {
 				if i > n {
 					s.b.SQL = append(s.b.SQL, ',')
@@ -185,7 +189,11 @@ loop:
 		}
 		mark := len(s.pipe)
 		var ok bool
-		s.pipe, ok = appendExecute(s.pipe, st, s.b.Args, s.conn.HasCapability(mysql.CLIENT_QUERY_ATTRIBUTES))
+		if enc {
+			s.pipe, ok = appendExecuteEncoded(s.pipe, st, ops[n:n+k], s.conn.HasCapability(mysql.CLIENT_QUERY_ATTRIBUTES))
+		} else {
+			s.pipe, ok = appendExecute(s.pipe, st, s.b.Args, s.conn.HasCapability(mysql.CLIENT_QUERY_ATTRIBUTES))
+		}
 		if !ok || len(s.pipe)-mark-4 >= maxPacket {
 			s.pipe = s.pipe[:mark]
 			if len(s.pipeStmts) == 0 {
@@ -215,7 +223,7 @@ func insertChunk(ops []op, maxRows, maxBytes int) int {
 }
 
 // insertRows is the most rows an INSERT takes: bulkInsertRows with bulk
-// loading, maxBatchRows without (apply.go).
+// loading (encoded.go), maxBatchRows without.
 func (s *Sink) insertRows() int {
 	if s.opts.NoBulkLoad {
 		return maxBatchRows

@@ -82,6 +82,8 @@ type Sink struct {
 	load         []byte      // the rows of a LOAD DATA LOCAL (bulk.go)
 	bulkLines    atomic.Bool // bulkOK, for the caller: format inserts' lines as they are queued
 	lineSlab     []byte      // the caller's: room for the next lines
+	encInserts   atomic.Bool // for the caller: encode inserts' values as they are queued (encoded.go)
+	encSlab      []byte      // the caller's: room for the next encodings
 	copier       rowCopier   // the caller's: copies queued rows
 	colsBuf      []int       // scratch for an op's columns (sharedCols)
 	bulkOK       bool        // the target allows LOAD DATA LOCAL
@@ -156,6 +158,7 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 	s.maxAllowedPacket = readMaxAllowedPacket(c) // apply.go
 	s.bulkOK = opts.LoadData && !opts.NoBulkLoad && s.localInfile(c)
 	s.bulkLines.Store(s.bulkOK && s.canPipeline())
+	s.encInserts.Store(!opts.NoBulkLoad && s.canPipeline())
 	s.b.Mode = sqltext.Placeholders
 	s.saved = change.TxEnd{Next: cp.Next, GTID: cp.GTID, XAFrom: cp.XAFrom, HeldXA: cp.XAFrom.File != ""}
 	next := s.saved.Next
@@ -179,6 +182,7 @@ type op struct {
 	key  sqltext.Key // update, delete: how to find the row
 	size int         // bytes of values, roughly
 	line []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
+	enc  []byte      // insert: its values as COM_STMT_EXECUTE binds them, encoded when queued (encoded.go); nil: not encoded
 }
 
 // pendingRows and pendingBytes bound the changes held before they are
@@ -195,9 +199,9 @@ const (
 
 // opMem is about what the queued op o holds in memory: its values (size
 // counts 8 bytes per value for the header, which is 40), its LOAD DATA
-// line and the op itself.
+// line or encoding, and the op itself.
 func opMem(o *op) int {
-	return o.size + len(o.line) + int(unsafe.Sizeof(op{})) + 32*(len(o.c.Before)+len(o.c.After))
+	return o.size + len(o.line) + len(o.enc) + int(unsafe.Sizeof(op{})) + 32*(len(o.c.Before)+len(o.c.After))
 }
 
 func (s *Sink) check() error {
@@ -266,8 +270,12 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}
-	if o.c.Op == change.Insert && s.bulkLines.Load() {
-		s.formatLine(&o) // bulk.go
+	if o.c.Op == change.Insert {
+		if s.bulkLines.Load() {
+			s.formatLine(&o) // bulk.go
+		} else if s.encInserts.Load() {
+			s.encodeRow(&o) // encoded.go
+		}
 	}
 	if s.group.txs == 0 && s.group.rows == 0 {
 		s.group.start = time.Now()
