@@ -223,7 +223,7 @@ func insertChunk(ops []op, maxRows, maxBytes int) int {
 }
 
 // insertRows is the most rows an INSERT takes: bulkInsertRows with bulk
-// loading (encoded.go), maxBatchRows without.
+// loading, maxBatchRows without (apply.go).
 func (s *Sink) insertRows() int {
 	if s.opts.NoBulkLoad {
 		return maxBatchRows
