@@ -11,8 +11,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,14 +199,7 @@ func (s *fxStep) images(image string) (before, after []string) {
 }
 
 // fxSeed: the workload's seed, fixed unless FX_SEED sets another.
-func fxSeed(t *testing.T) *rpGen {
-	seed := int64(20261203)
-	if s := os.Getenv("FX_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("workload seed %d (FX_SEED)", seed)
-	return &rpGen{r: rand.New(rand.NewSource(seed))}
-}
+func fxSeed(t *testing.T) *rpGen { return seededGen(t, "FX_SEED", 20261203) }
 
 func TestFormatsDifferential(t *testing.T) {
 	pool := fxPool()

@@ -40,21 +40,11 @@ var rdBig = dfCol{name: "big", ddl: "LONGBLOB", blob: true, gen: func(g *rpGen) 
 	return dfRaw(g, "binary", 20)
 }}
 
-func rdIntKey(s int) []string {
-	switch s {
-	case 0:
-		return []string{"-2147483648"}
-	case 1:
-		return []string{"2147483647"}
-	}
-	return []string{strconv.Itoa(s*37 - 20000)}
-}
-
 // rdTables makes the workload's tables (their names are those of the
 // dfTable kinds, so dfTx treats them alike).
 func rdTables() []*dfTable {
 	ts := []*dfTable{
-		{name: "wide", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: rdIntKey,
+		{name: "wide", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: dfIntKey,
 			cols: append(rdAllCols(), rdBig)},
 		{name: "ubig", keyDDL: "id BIGINT UNSIGNED NOT NULL PRIMARY KEY", keyCols: []string{"id"}, key: func(s int) []string {
 			if s%2 == 1 {
@@ -81,9 +71,9 @@ func rdTables() []*dfTable {
 			key: func(s int) []string { return []string{strconv.Itoa(s)} }, cols: rdCols("uu", "i6", "i4", "vu", "i", "dt6")},
 		{name: "nokey", keyDDL: "n INT", key: func(s int) []string { return []string{strconv.Itoa(s)} },
 			cols: rdCols("ti", "vl", "fd", "f", "da", "vu16", "vu32", "vas", "en", "st", "bl")},
-		{name: "evo", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: rdIntKey,
+		{name: "evo", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: dfIntKey,
 			cols: rdCols("ti", "siu", "i", "bi", "f", "fd", "d2010", "dt2", "dt6", "tm3", "da", "vu", "vl", "vcp", "vsj", "vu16", "bn", "vb", "b7", "en", "st", "yr", "js", "tu")},
-		{name: "cyc", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: rdIntKey,
+		{name: "cyc", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: dfIntKey,
 			cols: rdCols("i", "vu", "dt6", "bl")},
 	}
 	for _, t := range ts {
@@ -185,7 +175,7 @@ var rdEvoChain = []rdAlter{
 		}
 		rdDrop(t, "k2")
 		t.keyCols = []string{"id", "k2"}
-		t.key = func(s int) []string { return []string{rdIntKey(s)[0], strconv.Itoa(s % 3)} }
+		t.key = func(s int) []string { return []string{dfIntKey(s)[0], strconv.Itoa(s % 3)} }
 	}},
 	{"CONVERT TO CHARACTER SET latin1", func(*dfTable) {}},
 }

@@ -3,11 +3,9 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -71,14 +69,7 @@ func rdSame(t *testing.T, how string, got, want rdSnap) {
 }
 
 // rdSeed is the workload's generator: seeded by RD_SEED, or 1.
-func rdSeed(t *testing.T) *rpGen {
-	seed := int64(1)
-	if s := os.Getenv("RD_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("workload seed %d (set RD_SEED to change it)", seed)
-	return &rpGen{r: rand.New(rand.NewSource(seed))}
-}
+func rdSeed(t *testing.T) *rpGen { return seededGen(t, "RD_SEED", 1) }
 
 // TestRecoverDifferential runs a random workload (recover_diff_gen_test.go)
 // over tables with every column type at its edges and keys of every kind,

@@ -253,20 +253,24 @@ type dfTable struct {
 	next    int
 }
 
+// dfIntKey is the INT key of slot s: the type's two ends, then spread
+// values.
+func dfIntKey(s int) []string {
+	switch s {
+	case 0:
+		return []string{"-2147483648"}
+	case 1:
+		return []string{"2147483647"}
+	}
+	return []string{strconv.Itoa(s*37 - 20000)}
+}
+
 // dfTables makes the workload's tables; every table has the columns
 // whose index falls in its share and a few more, the first has all (but
 // those of one table only).
 func dfTables(g *rpGen) []*dfTable {
 	ts := []*dfTable{
-		{name: "ints", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: func(s int) []string {
-			switch s {
-			case 0:
-				return []string{"-2147483648"}
-			case 1:
-				return []string{"2147483647"}
-			}
-			return []string{strconv.Itoa(s*37 - 20000)}
-		}},
+		{name: "ints", keyDDL: "id INT NOT NULL, PRIMARY KEY (id)", keyCols: []string{"id"}, key: dfIntKey},
 		{name: "ubig", keyDDL: "id BIGINT UNSIGNED NOT NULL PRIMARY KEY", keyCols: []string{"id"}, key: func(s int) []string {
 			if s%2 == 1 {
 				return []string{strconv.FormatUint(math.MaxUint64-uint64(s/2), 10)}

@@ -21,12 +21,15 @@ import (
 )
 
 // rpSeed is the workload's seed: RP_SEED, or the time (logged).
-func rpSeed(t *testing.T) *rpGen {
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("RP_SEED"); s != "" {
+func rpSeed(t *testing.T) *rpGen { return seededGen(t, "RP_SEED", time.Now().UnixNano()) }
+
+// seededGen is a workload generator seeded by the environment variable
+// env, or by seed when it is not set; the seed is logged.
+func seededGen(t *testing.T, env string, seed int64) *rpGen {
+	if s := os.Getenv(env); s != "" {
 		seed, _ = strconv.ParseInt(s, 10, 64)
 	}
-	t.Logf("workload seed %d (set RP_SEED to repeat)", seed)
+	t.Logf("workload seed %d (set %s to repeat it or change it)", seed, env)
 	return &rpGen{r: rand.New(rand.NewSource(seed))}
 }
 
