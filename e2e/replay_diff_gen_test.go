@@ -265,6 +265,23 @@ func dfIntKey(s int) []string {
 	return []string{strconv.Itoa(s*37 - 20000)}
 }
 
+// dfTextKey is the utf8mb4 VARCHAR key of slot s, with a tab and a \N.
+func dfTextKey(s int) []string {
+	return []string{fmt.Sprintf("_utf8mb4 X'%s'", hex.EncodeToString([]byte(fmt.Sprintf("ké\t%d\\N", s))))}
+}
+
+// dfBinKey is the BINARY(6) key of slot s: all zero and all 0xff bytes,
+// then values with trailing zero bytes (which the binlog leaves out).
+func dfBinKey(s int) []string {
+	switch s {
+	case 0:
+		return []string{"X'000000000000'"}
+	case 1:
+		return []string{"X'ffffffffffff'"}
+	}
+	return []string{fmt.Sprintf("X'%06x000000'", s)}
+}
+
 // dfTables makes the workload's tables; every table has the columns
 // whose index falls in its share and a few more, the first has all (but
 // those of one table only).
@@ -280,18 +297,8 @@ func dfTables(g *rpGen) []*dfTable {
 		{name: "comp", keyDDL: "a INT NOT NULL, b VARBINARY(8) NOT NULL, PRIMARY KEY (b, a)", keyCols: []string{"a", "b"}, key: func(s int) []string {
 			return []string{strconv.Itoa(s%7 - 3), fmt.Sprintf("X'%02x00ff%02x'", s/7%256, s/7/256)}
 		}},
-		{name: "vkey", keyDDL: "k VARCHAR(32) CHARACTER SET utf8mb4 NOT NULL PRIMARY KEY", keyCols: []string{"k"}, serial: true, key: func(s int) []string {
-			return []string{fmt.Sprintf("_utf8mb4 X'%s'", hex.EncodeToString([]byte(fmt.Sprintf("ké\t%d\\N", s))))}
-		}},
-		{name: "bkey", keyDDL: "k BINARY(6) NOT NULL PRIMARY KEY", keyCols: []string{"k"}, key: func(s int) []string {
-			switch s {
-			case 0:
-				return []string{"X'000000000000'"}
-			case 1:
-				return []string{"X'ffffffffffff'"}
-			}
-			return []string{fmt.Sprintf("X'%06x000000'", s)} // the binlog leaves out trailing zero bytes
-		}},
+		{name: "vkey", keyDDL: "k VARCHAR(32) CHARACTER SET utf8mb4 NOT NULL PRIMARY KEY", keyCols: []string{"k"}, serial: true, key: dfTextKey},
+		{name: "bkey", keyDDL: "k BINARY(6) NOT NULL PRIMARY KEY", keyCols: []string{"k"}, key: dfBinKey},
 		{name: "uniq", keyDDL: "id INT NOT NULL PRIMARY KEY, u VARCHAR(20), UNIQUE KEY (u)", keyCols: []string{"id"}, serial: true, key: func(s int) []string {
 			return []string{strconv.Itoa(s)}
 		}},
