@@ -252,7 +252,7 @@ type replayRun struct {
 type replayTarget interface {
 	sink.Sink
 	Checkpoint() (mysqlsink.Checkpoint, bool)
-	SaveStart(change.Position) error
+	SaveStart(start change.Position, gtidPos string) error
 	Advance(change.Position)
 	Stats() mysqlsink.Stats
 }
@@ -368,15 +368,18 @@ func (r *replayRun) xaResume(start change.Position, gtid string) (from, applyFro
 }
 
 // streamSink returns stream's sink. A target without a checkpoint gets
-// start saved as one first: --from now is resolved once, and a crash
-// before the first commit must not resolve it again later. The target
+// start saved as one first, with gtidPos, the source's GTID position
+// there: --from now is resolved once, and a stop, a crash or a refused
+// first transaction before the first commit must not resolve it again
+// later, nor leave a checkpoint that a restart cannot tell belongs to
+// the source. The target
 // applies full groups in the background, as read --to does, so that a
 // catch-up decodes the next group while the target applies the last;
 // failed is told of a failure that no call returns (a group failing once
 // the source has gone quiet), to end the stream.
-func (r *replayRun) streamSink(out io.Writer, start change.Position, failed func(error)) (sink.Sink, error) {
+func (r *replayRun) streamSink(out io.Writer, start change.Position, gtidPos string, failed func(error)) (sink.Sink, error) {
 	if r.applier != nil && r.resume.File == "" && start.File != "" {
-		if err := r.applier.SaveStart(start); err != nil {
+		if err := r.applier.SaveStart(start, gtidPos); err != nil {
 			return nil, err
 		}
 	}

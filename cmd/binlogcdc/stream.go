@@ -380,9 +380,31 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	// returns that failure.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
+	// The GTID position at the start, saved with the first checkpoint of
+	// every sink that keeps one (the file, the target's row, Kafka's resume
+	// point): a restart before the first commit checks the checkpoint
+	// against the server by it, as it does a transaction's GTID later.
+	keepsCP := o.Checkpoint != "" || rp != nil && rp.applier != nil || ks != nil && o.Kafka.ExactlyOnce
+	gtidAt := func(start change.Position) (string, error) {
+		pos := gtid // --start-gtid, or the GTID position at the start position
+		if start.File != "" && keepsCP {
+			if state, ok, err := hist.GTIDPosAt(ctx, start.File, start.Offset); err != nil {
+				return "", err
+			} else if ok {
+				pos = state
+			}
+		}
+		return pos, nil
+	}
 	var applyFailed atomic.Pointer[error]
 	if rp != nil { // replay.go: apply to --to, or write SQL
-		if sk, err = rp.streamSink(out, start, func(err error) {
+		startGTID := ""
+		if rp.applier != nil && rp.resume.File == "" {
+			if startGTID, err = gtidAt(start); err != nil {
+				return err
+			}
+		}
+		if sk, err = rp.streamSink(out, start, startGTID, func(err error) {
 			applyFailed.CompareAndSwap(nil, &err)
 			cancelRun()
 		}); err != nil {
@@ -395,17 +417,6 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 
 	if ks != nil { // kafka.go: checkpoint only what the brokers acknowledged
 		saver.BeforeSave = func() error { return ks.Flush(ctx) }
-	}
-	gtidAt := func(start change.Position) (string, error) {
-		pos := gtid // --start-gtid, or the GTID position at the start position
-		if start.File != "" && o.Checkpoint != "" {
-			if state, ok, err := hist.GTIDPosAt(ctx, start.File, start.Offset); err != nil {
-				return "", err
-			} else if ok {
-				pos = state
-			}
-		}
-		return pos, nil
 	}
 	switch {
 	case snap != nil && snap.state != nil: // snapshot.go: it saves its progress from the start
@@ -434,6 +445,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 		if err := saver.Start(start, pos); err != nil {
 			return err
+		}
+		if ks != nil && kcp == nil { // kafka.go: exactly-once keeps its start in Kafka
+			if err := ks.SaveStart(ctx, start, pos); err != nil {
+				return err
+			}
 		}
 		if err := snap.saved(); err != nil { // snapshot.go
 			return err

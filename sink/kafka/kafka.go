@@ -74,6 +74,9 @@ type Sink struct {
 	lastCP    time.Time     // when the last resume point was written
 	resumed   bool          // Resume ran (ExactlyOnce: the producer is fenced in)
 	resumeCP  *checkpoint.Checkpoint
+	// cpGTID is the last resume point's LastGTID and GTIDSet, carried on
+	// to one after no transaction (a ROTATE).
+	cpGTID [2]string
 
 	mu       sync.Mutex
 	err      error // the first delivery error: sticky
@@ -372,16 +375,39 @@ func (s *Sink) Commit(ctx context.Context, tx change.TxEnd) error {
 		s.pendingCP = &tx
 		return nil
 	}
-	return s.commitTxn(ctx, tx)
+	return s.commitTxn(ctx, tx, "")
 }
 
-// commitTxn writes the resume point and commits the Kafka transaction.
-func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd) error {
+// SaveStart writes next, where the source starts and its GTID position
+// is gtidPos ("" when none or unknown), as the resume point of a replica
+// that has none (ExactlyOnce; Resume returned nil), in a Kafka transaction
+// of its own: a start point resolved once (--from now) must not be
+// resolved again after a stop or a crash before the first commit, which
+// would skip what the source logged meanwhile.
+func (s *Sink) SaveStart(ctx context.Context, next change.Position, gtidPos string) error {
+	if !s.opts.ExactlyOnce || s.resumeCP != nil || next.File == "" {
+		return nil
+	}
+	if err := s.failure(); err != nil {
+		return err
+	}
+	return s.commitTxn(ctx, change.TxEnd{Next: next}, gtidPos)
+}
+
+// commitTxn writes the resume point (with gtidSet, the GTID position
+// there, when tx has no GTID) and commits the Kafka transaction.
+func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	cp := checkpoint.Checkpoint{File: tx.Next.File, Offset: tx.Next.Offset, LastGTID: tx.GTID,
 		Server: s.opts.Server, Saved: time.Now().UTC()}
+	switch {
+	case gtidSet != "":
+		cp.GTIDSet = gtidSet
+	case tx.GTID == "":
+		cp.LastGTID, cp.GTIDSet = s.cpGTID[0], s.cpGTID[1]
+	}
 	val, _ := json.Marshal(&cp)
 	s.Records++
 	s.send(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val})
@@ -401,6 +427,7 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd) error {
 	s.inTxn = false
 	s.pendingCP = nil
 	s.lastCP = time.Now()
+	s.cpGTID = [2]string{cp.LastGTID, cp.GTIDSet}
 	return nil
 }
 
@@ -465,7 +492,7 @@ func (s *Sink) Close(ctx context.Context) error {
 			err = s.abort(cctx)
 		}
 		if err == nil && s.pendingCP != nil && s.failure() == nil {
-			err = s.commitTxn(cctx, *s.pendingCP)
+			err = s.commitTxn(cctx, *s.pendingCP, "")
 		}
 	} else if ferr := s.flushed(cctx); ferr != nil {
 		err = &Error{Op: "delivering the last records", Err: ferr,

@@ -74,6 +74,9 @@ func (s *Sink) Resume(ctx context.Context) (*checkpoint.Checkpoint, error) {
 		return fail("reading the checkpoint of replica "+s.opts.Replica, err)
 	}
 	s.resumed, s.resumeCP = true, cp
+	if cp != nil {
+		s.cpGTID = [2]string{cp.LastGTID, cp.GTIDSet}
+	}
 	return cp, nil
 }
 

@@ -245,14 +245,18 @@ func myErrorCode(err error) uint16 {
 
 // SaveStart records start as the checkpoint of a replica that has none,
 // so that a restart resumes there (stream --from now is resolved once).
-func (s *Sink) SaveStart(start change.Position) error {
+// gtidPos is the source's GTID position at start ("" when it has none,
+// or cannot tell): kept in the gtid column, it is what shows a restart
+// that the checkpoint belongs to the source's history, as the last
+// transaction's GTID does once one is applied.
+func (s *Sink) SaveStart(start change.Position, gtidPos string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wait()
 	if s.saved.Next.File != "" {
 		return nil
 	}
-	s.saved = change.TxEnd{Next: start}
+	s.saved = change.TxEnd{Next: start, GTID: gtidPos}
 	next := s.saved.Next
 	s.savedPos.Store(&next)
 	if err := s.saveCheckpoint(s.saved, change.Position{}); err != nil {

@@ -169,9 +169,9 @@ func (p *Parallel) Checkpoint() (Checkpoint, bool) {
 }
 
 // SaveStart records start as every worker's checkpoint, where none has one.
-func (p *Parallel) SaveStart(start change.Position) error {
+func (p *Parallel) SaveStart(start change.Position, gtidPos string) error {
 	for _, w := range p.w {
-		if err := w.s.SaveStart(start); err != nil {
+		if err := w.s.SaveStart(start, gtidPos); err != nil {
 			return err
 		}
 	}

@@ -116,7 +116,7 @@ func (p *Parallel) reconcile(stale []string, existed map[int]bool) error {
 		if !equal {
 			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply with fewer workers; run again with the --parallel it had, to catch up", p.opts.Replica)
 		}
-		if err := p.w[k].s.SaveStart(base); err != nil {
+		if err := p.w[k].s.SaveStart(base, p.w[0].s.cp.GTID); err != nil {
 			return err
 		}
 		p.cp[k] = base
