@@ -214,6 +214,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		fl := running.Load()
 		return fl != nil && fl.InTransaction()
 	})
+	// cleanStop says whether err, the run's end, is a stop requested by
+	// SIGINT/SIGTERM (exit 0) rather than a failure.
+	cleanStop := func(err error) bool {
+		return stopping() && (err == nil || errors.Is(err, context.Canceled) || ctx.Err() != nil)
+	}
 	defer func() {
 		var we *checkpoint.WriteError
 		if errors.As(err, &we) {
@@ -221,7 +226,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			logf("stopped: %s; free the space or fix the permissions, then restart to resume there", saver)
 			return
 		}
-		if !stopping() || (err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+		if !cleanStop(err) {
 			return
 		}
 		err = nil
@@ -501,7 +506,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		err = serr
 	}
 	if rp != nil {
-		rp.summary(stderr, err != nil) // replay.go
+		rp.summary(stderr, err != nil && (!cleanStop(err) || errors.As(err, &we))) // replay.go
 	}
 	return err
 }

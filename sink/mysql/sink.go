@@ -519,11 +519,12 @@ func (s *Sink) timer() {
 			if s.failed == nil && s.group.txs > 0 && !s.curExecuted && time.Since(s.group.start) >= s.opts.GroupTime {
 				if err := s.commitGroup(change.Position{}); err != nil {
 					s.reported = false
-					if s.opts.Logf != nil {
-						s.opts.Logf("%v", err)
-					}
+					// Said once: by the caller told of it, or here at once
+					// for one that learns of it only at its next call.
 					if s.onFailure != nil {
 						s.onFailure(err) // background.go
+					} else if s.opts.Logf != nil {
+						s.opts.Logf("%v", err)
 					}
 				}
 			}
