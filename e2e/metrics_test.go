@@ -67,6 +67,10 @@ func TestStreamMetrics(t *testing.T) {
 	if code, body := mtGet(addr, "/healthz"); code != 200 {
 		t.Fatalf("/healthz at the start: %d %s", code, body)
 	}
+	// Every gauge has a value before the first transaction (issue 27).
+	if _, body := mtGet(addr, "/metrics"); mtValue(body, "binlogcdc_last_commit_timestamp_seconds") != 0 {
+		t.Errorf("binlogcdc_last_commit_timestamp_seconds before the first transaction = %v, want 0", mtValue(body, "binlogcdc_last_commit_timestamp_seconds"))
+	}
 
 	// 30 transactions of 3 inserts, 10 of 2 updates, 5 of 1 delete.
 	for i := 0; i < 30; i++ {

@@ -103,16 +103,6 @@ func TestServe(t *testing.T) {
 	}
 	defer srv.Close()
 	s.Connected()
-	s.Event(100)
-	s.Event(50)
-	s.Begin(change.Position{File: "b.000001", Offset: 100})
-	s.Commit(&[4]uint32{3, 2, 1, 1}, c.t.Add(-1500*time.Millisecond))
-	s.Checkpoint(change.Position{File: "b.000001", Offset: 200})
-	s.Reconnect()
-	s.SetBuffered(func() int64 { return 7 })
-	s.SetRetries(func() uint64 { return 4 })
-	c.t = c.t.Add(3 * time.Second)
-
 	get := func(path string) (int, string) {
 		t.Helper()
 		resp, err := http.Get("http://" + srv.Addr() + path)
@@ -123,6 +113,20 @@ func TestServe(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	// Every gauge has a value from the start (issue 27).
+	if _, body := get("/metrics"); !strings.Contains(body, "\nbinlogcdc_last_commit_timestamp_seconds 0\n") {
+		t.Errorf("/metrics before the first commit lacks binlogcdc_last_commit_timestamp_seconds 0:\n%s", body)
+	}
+	s.Event(100)
+	s.Event(50)
+	s.Begin(change.Position{File: "b.000001", Offset: 100})
+	s.Commit(&[4]uint32{3, 2, 1, 1}, c.t.Add(-1500*time.Millisecond))
+	s.Checkpoint(change.Position{File: "b.000001", Offset: 200})
+	s.Reconnect()
+	s.SetBuffered(func() int64 { return 7 })
+	s.SetRetries(func() uint64 { return 4 })
+	c.t = c.t.Add(3 * time.Second)
+
 	code, body := get("/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)

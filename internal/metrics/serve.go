@@ -73,7 +73,7 @@ var (
 	descReconnects   = prometheus.NewDesc("binlogcdc_reconnects_total", "Attempts to connect to the source again after it was lost.", nil, nil)
 	descConnected    = prometheus.NewDesc("binlogcdc_source_connected", "1 while connected to the source, 0 while not.", nil, nil)
 	descLag          = prometheus.NewDesc("binlogcdc_source_lag_seconds", "How far behind the source the last delivered transaction was: the time from its commit at the source to its commit in the sink; 0 once the source says it has nothing more to send (a heartbeat).", nil, nil)
-	descLastCommit   = prometheus.NewDesc("binlogcdc_last_commit_timestamp_seconds", "Source commit time of the last delivered transaction (Unix time).", nil, nil)
+	descLastCommit   = prometheus.NewDesc("binlogcdc_last_commit_timestamp_seconds", "Source commit time of the last delivered transaction (Unix time); 0 until this process delivered one.", nil, nil)
 	descCPAge        = prometheus.NewDesc("binlogcdc_checkpoint_age_seconds", "Seconds since the checkpoint last advanced.", nil, nil)
 	descSinkErrors   = prometheus.NewDesc("binlogcdc_sink_errors_total", "Failed writes to the sink (target server, Kafka, output file).", nil, nil)
 	descRetries      = prometheus.NewDesc("binlogcdc_sink_retries_total", "Transient errors of the sink that were retried (Kafka brokers unreachable or not ready).", nil, nil)
@@ -115,9 +115,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descConnected, connected)
 	gauge(descLag, time.Duration(s.lagNanos.Load()).Seconds())
-	if ts := s.lastCommitTS.Load(); ts != 0 {
-		gauge(descLastCommit, float64(ts)/1e9)
-	}
+	gauge(descLastCommit, float64(s.lastCommitTS.Load())/1e9) // 0 until the first one
 	cpAt, _ := s.checkpointState()
 	gauge(descCPAge, s.clock().Sub(cpAt).Seconds())
 	if f := s.retriesFunc.Load(); f != nil {
