@@ -64,6 +64,14 @@ type Plan struct {
 // none are (the server rotated away from an idle checkpoint and purged
 // the file), it resumes at the oldest binlog.
 func Resume(ctx context.Context, srv Server, cp *Checkpoint, path, addr string) (Plan, error) {
+	return ResumeForget(ctx, srv, cp, path, addr, "move "+path+" away")
+}
+
+// ResumeForget is Resume for a checkpoint kept elsewhere than in a file
+// (path names it): forget says how to remove it, in the hints that tell
+// the user to start over (a checkpoint wins over the start flags, so
+// they do nothing while it is there).
+func ResumeForget(ctx context.Context, srv Server, cp *Checkpoint, path, addr, forget string) (Plan, error) {
 	files, err := srv.Binlogs(ctx)
 	if err != nil {
 		return Plan{}, err
@@ -71,7 +79,7 @@ func Resume(ctx context.Context, srv Server, cp *Checkpoint, path, addr string) 
 	if len(files) == 0 {
 		return Plan{}, &binlog.PreflightError{Problem: "the server lists no binlogs", Hint: "is log_bin on?"}
 	}
-	r := resumer{srv: srv, cp: cp, path: path, addr: addr, files: files, has: slices.Contains(files, cp.File)}
+	r := resumer{srv: srv, cp: cp, path: path, addr: addr, forget: forget, files: files, has: slices.Contains(files, cp.File)}
 	if srv.Flavor() == "mariadb" {
 		return r.maria(ctx)
 	}
@@ -82,6 +90,7 @@ type resumer struct {
 	srv        Server
 	cp         *Checkpoint
 	path, addr string
+	forget     string // how to remove the checkpoint (ResumeForget)
 	files      []string
 	has        bool // the server has cp.File
 }
@@ -165,7 +174,7 @@ func (r *resumer) maria(ctx context.Context) (Plan, error) {
 		return Plan{}, &binlog.PreflightError{
 			Problem: fmt.Sprintf("the checkpoint in %s (%s:%d, saved against %s) is not a position in this server's (%s) binlog, and its GTID position %s lacks the server's GTID domain(s) %s: it cannot resume by GTID",
 				r.path, cp.File, cp.Offset, orUnknown(cp.Server), r.addr, want, strings.Join(slices.Compact(missing), ", ")),
-			Hint: "start with --start-gtid and the full GTID position of the last transaction the output has (one GTID per domain), after moving the checkpoint away",
+			Hint: r.forget + ", then start with --start-gtid and the full GTID position of the last transaction the output has (one GTID per domain)",
 		}
 	}
 	var note string
@@ -212,7 +221,7 @@ func (r *resumer) ahead(ctx context.Context, want MariaPos, state string) error 
 	return &binlog.PreflightError{
 		Problem: fmt.Sprintf("the checkpoint in %s (saved against %s) is ahead of this server (%s): it was saved after %s, but this server's GTID state is %q: the transactions %s were delivered, and this server never logged them (lost with a failed primary?)",
 			r.path, orUnknown(r.cp.Server), r.addr, want, state, strings.Join(missing, ", ")),
-		Hint: "what was delivered holds changes this server does not have: reconcile them first. Then, to follow this server, move the checkpoint away and start with --start-gtid at this server's GTID position (SELECT @@gtid_binlog_pos). If the server that has them comes back, resume there",
+		Hint: "what was delivered holds changes this server does not have: reconcile them first. Then, to follow this server, " + r.forget + " and start with --start-gtid at this server's GTID position (SELECT @@gtid_binlog_pos). If the server that has them comes back, resume there",
 	}
 }
 
@@ -303,14 +312,15 @@ func (r *resumer) purged(why string) error {
 		p += ": " + why
 	}
 	return &binlog.PreflightError{Problem: p,
-		Hint: "it was purged: the changes since the checkpoint are gone from the server. Rebuild from a fresh snapshot and restart with --from now (after moving the checkpoint away), or use --from earliest to accept the gap"}
+		Hint: "it was purged: the changes since the checkpoint are gone from the server. The checkpoint wins over --from, so first " + r.forget +
+			"; then either rebuild the output from a fresh snapshot (--snapshot, or start with --from now after one), or run the same command with --from earliest to go on from the oldest binlog the server has, accepting the gap"}
 }
 
 func (r *resumer) foreign(why string) error {
 	return &binlog.PreflightError{
 		Problem: fmt.Sprintf("the checkpoint in %s (%s:%d, saved against %s) does not belong to this server (%s): %s",
 			r.path, r.cp.File, r.cp.Offset, orUnknown(r.cp.Server), r.addr, why),
-		Hint: "resume it on the server it came from (or, on MariaDB, a server that replicated its GTIDs). To follow this server instead, move the checkpoint away and start with --from now, --from earliest or --start-gtid",
+		Hint: "resume it on the server it came from (or, on MariaDB, a server that replicated its GTIDs). To follow this server instead, " + r.forget + " and start with --from now, --from earliest or --start-gtid",
 	}
 }
 

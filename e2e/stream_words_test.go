@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
 
@@ -63,4 +66,87 @@ func TestReplayConflictSaidOnce(t *testing.T) {
 		t.Fatalf("stream --to: exit 0 despite the conflict:\n%s", r.errText())
 	}
 	check("stream --to", r.errText())
+}
+
+// TestStreamPurgedHintWorks (issue 27): a checkpoint whose binlogs were
+// purged is refused (exit 5) with a hint that says how to remove that
+// checkpoint (it wins over --from): following it literally, with the
+// same command and --from earliest, goes on from the oldest binlog. For
+// --checkpoint FILE and for the --to target's row.
+func TestStreamPurgedHintWorks(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE wp", "CREATE TABLE wp.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	dst.Exec(t, "CREATE DATABASE wp", "CREATE TABLE wp.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "cp.json")
+	id := 0
+	for _, sk := range []string{"file", "to"} {
+		args := []string{"--source", src.DSN(), "--tables", "wp.t"}
+		var hint string
+		follow := func() {}
+		if sk == "file" {
+			args = append(args, "--checkpoint", cp)
+			hint = "first move " + cp + " away"
+			follow = func() { os.Rename(cp, cp+".old") }
+		} else {
+			args = append(args, "--to", dst.DSN()+"/", "--replica-name", "p'q")
+			hint = "first delete it on the target (DELETE FROM binlogcdc.checkpoint WHERE replica = 'p''q')"
+			follow = func() { dst.Exec(t, "DELETE FROM binlogcdc.checkpoint WHERE replica = 'p''q'") }
+		}
+		insert := func() (string, uint64) {
+			id++
+			src.Exec(t, fmt.Sprintf("INSERT INTO wp.t VALUES (%d, '%s %d')", id, sk, id))
+			return stTxEnd(t, src, stLastGTID(t, src))
+		}
+		r := stStart(t, dir, sk+"-1", nil, append(args, "--from", "now")...)
+		stPoll(t, time.Minute, r, "the start to be saved", func() bool {
+			if sk == "file" {
+				c, _ := checkpoint.Load(cp)
+				return c != nil
+			}
+			return stVal(t, dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc'") == "1" &&
+				stVal(t, dst, "SELECT COUNT(*) FROM binlogcdc.checkpoint WHERE replica = 'p''q' AND file <> ''") == "1"
+		})
+		f, end := insert()
+		stPoll(t, time.Minute, r, "the row", func() bool {
+			if sk == "file" {
+				c, _ := checkpoint.Load(cp)
+				return c != nil && c.File == f && c.Offset == end
+			}
+			return stVal(t, dst, "SELECT COUNT(*) FROM wp.t WHERE id = "+fmt.Sprint(id)) == "1"
+		})
+		r.signal(syscall.SIGTERM)
+		if code := r.wait(time.Minute); code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", sk, code, r.errText())
+		}
+		insert() // lost with the purge
+		src.Exec(t, "FLUSH BINARY LOGS")
+		file, _ := stMasterPos(t, src)
+		// MariaDB keeps a binlog until its binlog checkpoint is written.
+		stPoll(t, time.Minute, nil, "the purge", func() bool {
+			src.Exec(t, "PURGE BINARY LOGS TO '"+file+"'")
+			return *src.QueryStrings(t, "SHOW BINARY LOGS")[0][0] == file
+		})
+
+		r = stStart(t, dir, sk+"-2", nil, append(args, "--from", "now")...)
+		if code := r.wait(time.Minute); code != 5 || !strings.Contains(r.errText(), hint) || !strings.Contains(r.errText(), "with --from earliest") {
+			t.Fatalf("%s: the purged checkpoint: exit %d, want 5 and a hint %q … --from earliest:\n%s", sk, code, hint, r.errText())
+		}
+		follow()
+		r = stStart(t, dir, sk+"-3", nil, append(args, "--from", "earliest")...)
+		stPoll(t, time.Minute, r, "the connection", r.ready)
+		f, end = insert()
+		stPoll(t, time.Minute, r, "the row after the gap", func() bool {
+			if sk == "file" {
+				c, _ := checkpoint.Load(cp)
+				return c != nil && c.File == f && c.Offset == end
+			}
+			return stVal(t, dst, "SELECT COUNT(*) FROM wp.t WHERE id = "+fmt.Sprint(id)) == "1"
+		})
+		r.signal(syscall.SIGTERM)
+		if code := r.wait(time.Minute); code != 0 {
+			t.Fatalf("%s: following the hint: exit %d:\n%s", sk, code, r.errText())
+		}
+	}
 }

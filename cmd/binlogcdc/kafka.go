@@ -242,6 +242,12 @@ func openKafkaSink(ctx context.Context, o KafkaOptions, server string, logf func
 	return ks, cp, nil
 }
 
+// forget says how to leave the resume point kept in Kafka behind, for
+// hints that start over.
+func (o *KafkaOptions) forget() string {
+	return "use another --kafka-replica-name (the resume point of " + o.Replica + " stays in " + o.sinkTopicPrefix() + ".checkpoints)"
+}
+
 // isKafkaError reports a failure to publish (never worth reconnecting to
 // the source for).
 func isKafkaError(err error) bool {

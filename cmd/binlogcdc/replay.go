@@ -350,6 +350,12 @@ func (r *replayRun) streamResume() (*checkpoint.Checkpoint, string) {
 		fmt.Sprintf("the target's binlogcdc.checkpoint (replica %q)", r.o.ReplicaName)
 }
 
+// forget says how to remove the target's checkpoint, for hints that
+// start over.
+func (r *replayRun) forget() string {
+	return fmt.Sprintf("delete it on the target (DELETE FROM binlogcdc.checkpoint WHERE replica = '%s'), or use another --replica-name", strings.ReplaceAll(r.o.ReplicaName, "'", "''"))
+}
+
 // xaResume moves a resume at the target's checkpoint (start, or by gtid)
 // back to where the prepared XA transactions held at the checkpoint start
 // (Checkpoint.XAFrom): reading there collects them again, and applyFrom

@@ -302,14 +302,14 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	}
 	switch {
 	case targetCP != nil: // replay.go: the target's checkpoint
-		if start, gtid, err = resumeFrom(ctx, hist, targetCP, targetWhere, saver.Server, logf); err != nil {
+		if start, gtid, err = resumeFrom(ctx, hist, targetCP, targetWhere, rp.forget(), saver.Server, logf); err != nil {
 			return err
 		}
 		if start, applyFrom, err = rp.xaResume(start, gtid); err != nil { // replay.go
 			return err
 		}
 	case kcp != nil: // kafka.go: the resume point kept in Kafka
-		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", saver.Server, logf); err != nil {
+		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", o.Kafka.forget(), saver.Server, logf); err != nil {
 			return err
 		}
 		// Kafka's resume point does not keep prepared XA transactions:
@@ -317,7 +317,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		unknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
 	case cp != nil:
 		resumed = cp
-		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, saver.Server, logf); err != nil {
+		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, "move "+o.Checkpoint+" away", saver.Server, logf); err != nil {
 			return err
 		}
 	case o.Snapshot.On: // snapshot.go: copy the tables first, then stream from their position
@@ -511,11 +511,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	return err
 }
 
-// resumeFrom checks that the resume point cp, kept in where, belongs to
-// the server at addr, and says where it resumes: a position, or (gtid)
-// after a GTID set.
-func resumeFrom(ctx context.Context, hist *binlog.History, cp *checkpoint.Checkpoint, where, addr string, logf func(string, ...any)) (start change.Position, gtid string, err error) {
-	plan, err := checkpoint.Resume(ctx, hist, cp, where, addr)
+// resumeFrom checks that the resume point cp, kept in where (forget: how
+// to remove it, for hints), belongs to the server at addr, and says where
+// it resumes: a position, or (gtid) after a GTID set.
+func resumeFrom(ctx context.Context, hist *binlog.History, cp *checkpoint.Checkpoint, where, forget, addr string, logf func(string, ...any)) (start change.Position, gtid string, err error) {
+	plan, err := checkpoint.ResumeForget(ctx, hist, cp, where, addr, forget)
 	if err != nil {
 		return start, "", err
 	}
