@@ -150,3 +150,33 @@ func TestStreamPurgedHintWorks(t *testing.T) {
 		}
 	}
 }
+
+// TestServerReachedIsNamed (issue 27): a DSN's port defaults to 3306, so
+// the commands say which server they reached: stream's first line names
+// the source's address, and read --to and stream --to name the target's
+// address, version and server_id before writing; --help says the port
+// is optional.
+func TestServerReachedIsNamed(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE wn", "CREATE TABLE wn.t (id INT PRIMARY KEY)", "INSERT INTO wn.t VALUES (1)")
+	dst.Exec(t, "SET GLOBAL server_id = 77")
+	target := fmt.Sprintf("binlogcdc: target: %s (%s, server_id 77), as replica ", dst.Addr(), stVal(t, dst, "SELECT VERSION()"))
+	_, errs, code := runCLI(t, nil, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
+	if code != 0 || !strings.HasPrefix(errs, target+`"default"`) {
+		t.Errorf("read --to: exit %d, want the first line to start %q:\n%s", code, target, errs)
+	}
+	r := stStart(t, t.TempDir(), "s", nil, "--source", src.DSN(), "--to", dst.DSN()+"/", "--replica-name", "s")
+	stPoll(t, time.Minute, r, "the connection", r.ready)
+	stPoll(t, time.Minute, r, "the target line", func() bool { return strings.Contains(r.errText(), target+`"s"`) })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 || !strings.Contains(r.errText(), "connected to "+src.DSN()+" at "+src.Addr()+" (") {
+		t.Errorf("stream: exit %d, want the source's address in the connected line:\n%s", code, r.errText())
+	}
+	for _, cmd := range []string{"read", "stream", "recover", "verify"} {
+		_, help, _ := runCLI(t, nil, cmd, "--help")
+		if !strings.Contains(help, "port 3306 when left out") {
+			t.Errorf("%s --help does not say that the port defaults to 3306", cmd)
+		}
+	}
+}

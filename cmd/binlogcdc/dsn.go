@@ -29,7 +29,7 @@ type ConnOptions struct {
 
 // AddFlags binds the connection flags.
 func (o *ConnOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Source, "source", "", "server to read from: `mysql://user@host:port` (a password in the DSN works but shows in ps; prefer --password-file or MYSQL_PWD)")
+	f.StringVar(&o.Source, "source", "", "server to read from: `mysql://user@host:port` (port 3306 when left out; a password in the DSN works but shows in ps; prefer --password-file or MYSQL_PWD)")
 	f.StringVar(&o.PasswordFile, "password-file", "", "read the password from `FILE` (first line)")
 	f.StringVar(&o.SSLMode, "ssl-mode", "preferred", "TLS: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.SSLCA, "ssl-ca", "", "CA certificate `FILE` (PEM) for verify-ca / verify-identity")

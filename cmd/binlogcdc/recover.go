@@ -54,7 +54,7 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartPosition, "start-position", "", "read the binlogs from `FILE:POS`, a transaction boundary (e.g. the binlog position of a backup)")
 	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
 	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout")
-	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (changes are applied exactly once, conflicts are never silent)")
+	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (port 3306 when left out; changes are applied exactly once, conflicts are never silent)")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
@@ -368,6 +368,11 @@ func recoverTo(ctx context.Context, o RecoverOptions, h *recovery.History, inc *
 	if len(replica) > 191 {
 		replica = replica[:191]
 	}
+	who, err := mysqlsink.Describe(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	logf("target: %s, as replica %q", who, replica)
 	cp, resuming, err := mysqlsink.ReadCheckpoint(ctx, cfg, replica)
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ type ReplayOptions struct {
 
 // AddFlags binds the replay flags.
 func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
-	f.StringVar(&o.To, "to", "", "apply the changes to a MySQL/MariaDB server exactly once (mysql://user@host:port/, see --replica-name), or publish them to Kafka (kafka://broker1:9092,broker2:9092, see --kafka-*): `URL`")
+	f.StringVar(&o.To, "to", "", "apply the changes to a MySQL/MariaDB server exactly once (mysql://user@host:port/, port 3306 when left out; see --replica-name), or publish them to Kafka (kafka://broker1:9092,broker2:9092, see --kafka-*): `URL`")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
@@ -271,6 +271,11 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	if err != nil {
 		return nil, err
 	}
+	who, err := mysqlsink.Describe(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	logf("target: %s, as replica %q", who, o.ReplicaName)
 	opts := mysqlsink.Options{
 		Replica: o.ReplicaName, OnConflict: o.policy, IgnoreMissingColumns: o.IgnoreMissing,
 		KeepDropped: o.KeepDropped, GroupRows: o.GroupRows, GroupTime: o.GroupTime, Logf: logf,

@@ -246,8 +246,8 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return err
 	}
 	saver.ServerID = info.ServerID
-	logf("connected to %s (%s %s, server_id %d), binlog_row_image=%s, as replica server_id %d",
-		o.Conn.redactedSource(), info.Flavor, info.Version, info.ServerID, info.RowImage, cfg.ServerID)
+	logf("connected to %s at %s (%s %s, server_id %d), binlog_row_image=%s, as replica server_id %d",
+		o.Conn.redactedSource(), net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), info.Flavor, info.Version, info.ServerID, info.RowImage, cfg.ServerID)
 	if !strings.EqualFold(info.RowImage, "FULL") {
 		logf("binlog_row_image is %s: row images lack some columns; they are omitted from before/after (never shown as null)", info.RowImage)
 	}

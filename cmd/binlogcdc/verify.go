@@ -46,7 +46,7 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 	f, err := parseFlags("verify", verifyUsage, args, stderr, func(f *pflag.FlagSet) {
 		o.Conn.AddFlags(f)
 		f.MarkHidden("server-id") // verify does not replicate
-		f.StringVar(&o.Target.To, "to", "", "the copy to compare: `mysql://user@host:port/`")
+		f.StringVar(&o.Target.To, "to", "", "the copy to compare: `mysql://user@host:port/` (port 3306 when left out)")
 		f.StringVar(&o.Target.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
 		f.StringVar(&o.Target.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 		f.StringVar(&o.Target.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")

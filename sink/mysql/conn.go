@@ -301,3 +301,21 @@ func (s *Sink) Advance(next change.Position) {
 	s.group.txs++
 	s.group.end = &end
 }
+
+// Describe connects to the target and says which server answered: its
+// address, VERSION() and @@server_id (for the first log line of a
+// command that writes there: a DSN without a port reaches port 3306).
+func Describe(ctx context.Context, cfg Config) (string, error) {
+	c, err := dial(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	r, err := c.Execute("SELECT VERSION(), @@server_id")
+	if err != nil {
+		return "", fmt.Errorf("target %s: %w", cfg.Addr, err)
+	}
+	v, _ := r.GetString(0, 0)
+	id, _ := r.GetUint(0, 1)
+	return fmt.Sprintf("%s (%s, server_id %d)", cfg.Addr, v, id), nil
+}
