@@ -96,7 +96,17 @@ func (o *Output) check(path string, size int64, cp *Checkpoint, logf func(string
 		o.size = size
 		return nil
 	}
-	whole, err := wholeLines(o.f, size)
+	if err := cutLine(o.f, path, size); err != nil {
+		return err
+	}
+	o.size = size
+	return nil
+}
+
+// cutLine refuses a file f (named path, size bytes long) whose last line
+// has no newline.
+func cutLine(f *os.File, path string, size int64) error {
+	whole, err := wholeLines(f, size)
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", path, err)
 	}
@@ -104,8 +114,31 @@ func (o *Output) check(path string, size int64, cp *Checkpoint, logf func(string
 		return fmt.Errorf("-o %s ends in a cut line (the last %d bytes have no newline), left by a run whose write failed, and no checkpoint says where its last whole transaction ends: remove the cut line (truncate -s %d %s) and restart; with --checkpoint binlogcdc does this itself",
 			path, size-whole, whole, path)
 	}
-	o.size = size
 	return nil
+}
+
+// CheckOutput is OpenOutput's cut-line check, made before connecting
+// anywhere and without changing the file: an existing regular file path
+// that cp (nil: none) does not record, and whose last line is cut, is
+// refused with the same error.
+func CheckOutput(path string, cp *Checkpoint) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if cp != nil && cp.Output == abs {
+		return nil // cut back to the checkpoint's size when opened
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing or unreadable: OpenOutput says so
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return cutLine(f, path, st.Size())
 }
 
 // wholeLines returns the length of the file up to and including its last

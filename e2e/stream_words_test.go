@@ -180,3 +180,27 @@ func TestServerReachedIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamCutOutputBeforeConnecting (issue 27): stream -o F, where F's
+// last line has no newline and no checkpoint records F, is refused
+// before connecting (the source here cannot be reached), with the same
+// exit code (1) and message as the refusal after connecting, and F is
+// left as it was.
+func TestStreamCutOutputBeforeConnecting(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	data := "{\"op\":\"insert\"}\n{\"op\":\"ins"
+	if err := os.WriteFile(out, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--checkpoint", filepath.Join(dir, "cp.json")}} {
+		args := append([]string{"stream", "--source", "mysql://u@127.0.0.1:1", "-o", out}, extra...)
+		_, errs, code := runCLI(t, nil, args...)
+		if code != 1 || !strings.Contains(errs, "-o "+out+" ends in a cut line (the last 10 bytes have no newline)") || strings.Contains(errs, "127.0.0.1:1") {
+			t.Errorf("%v: exit %d, want 1 and the cut line, before connecting:\n%s", args, code, errs)
+		}
+		if b, _ := os.ReadFile(out); string(b) != data {
+			t.Errorf("%v: changed -o: %q", args, b)
+		}
+	}
+}

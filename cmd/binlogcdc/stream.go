@@ -194,6 +194,18 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		}
 		defer unlock()
 	}
+	// -o's cut last line, before connecting (checked again when opened).
+	if o.Output != "" {
+		var cp *checkpoint.Checkpoint
+		if o.Checkpoint != "" {
+			if cp, err = checkpoint.Load(o.Checkpoint); err != nil {
+				return err
+			}
+		}
+		if err := checkpoint.CheckOutput(o.Output, cp); err != nil {
+			return err
+		}
+	}
 	mx, stopMetrics, err := o.Metrics.start(logf, o.CheckpointInterval) // metrics.go; nil: off
 	if err != nil {
 		return err
