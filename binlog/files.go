@@ -217,7 +217,7 @@ func (s *FileSource) checkStart(readErr error) error {
 		if off > s.startAt && prev >= 0 {
 			return &FileError{Path: s.name,
 				Msg:  fmt.Sprintf("the start position %s:%d is not the start of an event: it falls inside the event at %d; the nearest event starts are %d and %d", s.base, s.startAt, prev, prev, off),
-				Hint: fmt.Sprintf("start at a transaction's first event: the pos.offset of a JSON line, or a position from SHOW BINLOG EVENTS IN '%s' or mariadb-binlog/mysqlbinlog", s.base)}
+				Hint: fmt.Sprintf("start at a transaction's first event (its GTID or BEGIN event): the Pos of a Gtid row of SHOW BINLOG EVENTS IN '%s', or the '# at N' before a GTID line of mariadb-binlog/mysqlbinlog (a JSON line's pos.offset is a rows event inside its transaction, not a start)", s.base)}
 		}
 		if off >= s.size {
 			return readErr

@@ -17,7 +17,7 @@ func readFailure(err error, me *mysql.MyError) *PreflightError {
 		strings.Contains(msg, "event too big"), strings.Contains(msg, "event too small"):
 		return &PreflightError{Problem: "the server cannot read an event at the requested position", Err: err,
 			Hint: "the position is probably not the start of an event in that file (or the file is damaged there). " +
-				"Start at an event's offset: a position from SHOW BINARY LOG STATUS / SHOW MASTER STATUS or SHOW BINLOG EVENTS, or the pos.offset of a JSON line binlogcdc printed"}
+				"Start at a transaction's first event: a position from SHOW BINARY LOG STATUS / SHOW MASTER STATUS, or the Pos of a Gtid row of SHOW BINLOG EVENTS (a JSON line's pos.offset is a rows event inside its transaction, not a start)"}
 	case strings.Contains(msg, "max_allowed_packet"):
 		return &PreflightError{Problem: "an event is larger than the source's max_allowed_packet", Err: err,
 			Hint: "raise it on the source: SET GLOBAL max_allowed_packet = 1073741824 (and in my.cnf), then restart binlogcdc"}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,5 +204,46 @@ func TestStreamCutOutputBeforeConnecting(t *testing.T) {
 		if b, _ := os.ReadFile(out); string(b) != data {
 			t.Errorf("%v: changed -o: %q", args, b)
 		}
+	}
+}
+
+// TestStartPositionHints (issue 27): a JSON line's pos.offset is a rows
+// event inside its transaction: read and stream --start-position there
+// stop with exit code 4, as the README says, and the hints no longer
+// offer it as a start; the start they name (the Pos of a Gtid row of SHOW
+// BINLOG EVENTS) works.
+func TestStartPositionHints(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE wh", "CREATE TABLE wh.t (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO wh.t VALUES (1, 'hinted')")
+	out := stRead(t, src, "--tables", "wh.t")
+	m := regexp.MustCompile(`"hinted".*"pos":\{"file":"([^"]+)","offset":(\d+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("no line of the row:\n%s", out)
+	}
+	file := m[1]
+	off, _ := strconv.ParseUint(m[2], 10, 64)
+	rowPos := fmt.Sprintf("%s:%d", file, off)
+	_, errs, code := runCLI(t, nil, "read", src.BinlogIndex(), "--start-position", rowPos)
+	if code != 4 || !strings.Contains(errs, "TABLE_MAP_EVENT was not read") {
+		t.Errorf("read --start-position %s (a rows event): exit %d, want 4:\n%s", rowPos, code, errs)
+	}
+	r := stStart(t, t.TempDir(), "s", nil, "--source", src.DSN(), "--start-position", rowPos)
+	if code := r.wait(time.Minute); code != 4 {
+		t.Errorf("stream --start-position %s (a rows event): exit %d, want 4 (README):\n%s", rowPos, code, r.errText())
+	}
+	_, errs, code = runCLI(t, nil, "read", src.BinlogIndex(), "--start-position", fmt.Sprintf("%s:%d", file, off+1))
+	if code != 1 || strings.Contains(errs, "the pos.offset of a JSON line,") || !strings.Contains(errs, "the Pos of a Gtid row of SHOW BINLOG EVENTS IN '"+file+"'") {
+		t.Errorf("read --start-position inside an event: exit %d, want 1 and a hint that names a transaction start:\n%s", code, errs)
+	}
+	// The hint's start: the Gtid event before the row's.
+	gtidPos := ""
+	for _, ev := range src.QueryStrings(t, "SHOW BINLOG EVENTS IN '"+file+"'") {
+		if p, _ := strconv.ParseUint(*ev[1], 10, 64); *ev[2] == "Gtid" && p < off {
+			gtidPos = *ev[1]
+		}
+	}
+	got, errs, code := runCLI(t, nil, "read", src.BinlogIndex(), "--start-position", file+":"+gtidPos, "--tables", "wh.t")
+	if code != 0 || !strings.Contains(string(got), "hinted") {
+		t.Errorf("read --start-position %s:%s (the Gtid event): exit %d:\n%s\n%s", file, gtidPos, code, got, errs)
 	}
 }
