@@ -523,27 +523,6 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	return err
 }
 
-// resumeFrom checks that the resume point cp, kept in where (forget: how
-// to remove it, for hints), belongs to the server at addr, and says where
-// it resumes: a position, or (gtid) after a GTID set.
-func resumeFrom(ctx context.Context, hist *binlog.History, cp *checkpoint.Checkpoint, where, forget, addr string, logf func(string, ...any)) (start change.Position, gtid string, err error) {
-	plan, err := checkpoint.ResumeForget(ctx, hist, cp, where, addr, forget)
-	if err != nil {
-		return start, "", err
-	}
-	if plan.Note != "" {
-		logf("%s", plan.Note)
-	} else if cp.Server != "" && cp.Server != addr {
-		logf("the checkpoint was saved against %s; it holds on this server (%s) too", cp.Server, addr)
-	}
-	if plan.Pos.File != "" {
-		logf("resuming at %s:%d (the checkpoint in %s)", plan.Pos.File, plan.Pos.Offset, where)
-	} else {
-		logf("resuming after GTID position %s (the checkpoint in %s)", plan.GTIDSet, where)
-	}
-	return plan.Pos, plan.GTIDSet, nil
-}
-
 // serverIDSeed makes the derived replica server_id stable across
 // restarts of one stream and different between streams that may run at
 // once from this host: two with the same id knock each other off the
