@@ -455,7 +455,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink: sk,
-		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
+		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
 			OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA},
 		Retryable: retryable,
 		Logf:      logf,
