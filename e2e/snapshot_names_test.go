@@ -2,13 +2,17 @@ package e2e
 
 // Issue 27, items 6 and 9, and issue 24: what a snapshot leaves out is
 // named on stderr with why; a snapshot --tables pattern that selects no
-// table to copy is an error, before anything is written.
+// table to copy is an error, before anything is written; a stream does
+// not warn about a pattern that matches a table on the server just
+// because it read no change of it.
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -101,5 +105,68 @@ func TestSnapshotNamesSkipped(t *testing.T) {
 	}
 	if got := rpRows(t, dst, "SELECT * FROM shop.t"); got != `"1","10"` {
 		t.Errorf("shop.t on the target: %s", got)
+	}
+}
+
+// TestStreamSnapshotUnmatchedRerun: stream --snapshot warns at the
+// snapshot about a pattern that selects no table to copy, and streams;
+// at its end it warns only about patterns that match no table on the
+// server or in the binlog read, in the first run and in a rerun on an
+// idle source that reads no row event. An account statement the
+// filters leave out of JSON is noted as left out, not as "never
+// replayed".
+func TestStreamSnapshotUnmatchedRerun(t *testing.T) {
+	src := snSource(t)
+	dir := t.TempDir()
+	cp, out := filepath.Join(dir, "cp.json"), filepath.Join(dir, "out.jsonl")
+	args := []string{"--snapshot", "--source", src.DSN(), "--checkpoint", cp, "-o", out, "--ddl",
+		"--tables", "shop.t", "--tables", "shop.v", "--tables", "shop.nosuch", "--exclude-tables", "shop.gone"}
+	unmatched := func(run string, text string) {
+		t.Helper()
+		for _, p := range []string{"--tables shop.t ", "--tables shop.v "} {
+			if strings.Contains(text, p+"matched no table") {
+				t.Errorf("%s: a warning about %s, which matches a table on the server:\n%s", run, p, text)
+			}
+		}
+		for _, p := range []string{"--tables shop.nosuch", "--exclude-tables shop.gone"} {
+			if !strings.Contains(text, "warning: "+p+" matched no table on the server or in the binlog read") {
+				t.Errorf("%s: no warning about %s at the end:\n%s", run, p, text)
+			}
+		}
+	}
+
+	r := stStart(t, dir, "first", nil, args...)
+	stPoll(t, time.Minute, r, "the snapshot", func() bool { return strings.Contains(r.errText(), "snapshot: 1 rows of 1 tables") })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream --snapshot: exit %d: %s", code, r.errText())
+	}
+	first := r.errText()
+	for _, want := range []string{
+		"warning: snapshot: --tables shop.v selects no table to copy, only `shop`.`v` (view): nothing of it is copied",
+		"warning: snapshot: --tables shop.nosuch matches no table on the server: nothing of it is copied",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first run: no %q:\n%s", want, first)
+		}
+	}
+	unmatched("first run", first)
+
+	// Rerun: the snapshot is done, the source writes no row; the stream
+	// reads an account statement only.
+	src.Exec(t, "CREATE USER 'snuser'@'%' IDENTIFIED BY 'Pw1234'")
+	r = stStart(t, dir, "rerun", nil, args...)
+	stPoll(t, time.Minute, r, "the CREATE USER", func() bool { return strings.Contains(r.errText(), "CREATE USER left out") })
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream --snapshot rerun: exit %d: %s", code, r.errText())
+	}
+	rerun := r.errText()
+	unmatched("rerun", rerun)
+	if !strings.Contains(rerun, "CREATE USER left out: account management (users, roles, grants, passwords) concerns no table, so --tables/--exclude-tables select none of it") || strings.Contains(rerun, "replayed") {
+		t.Errorf("rerun: the note about CREATE USER:\n%s", rerun)
+	}
+	if strings.Contains(rerun, "snapshot of") {
+		t.Errorf("rerun took a snapshot again:\n%s", rerun)
 	}
 }

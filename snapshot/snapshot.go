@@ -211,6 +211,27 @@ func ListTables(conn *client.Conn, filter *pipeline.Filter) ([]TableInfo, error)
 	return tables, err
 }
 
+// NoteServerTables passes every table, view and sequence on the server
+// (names only: information_schema need not open them) through the
+// filter, so that its patterns that match one are not reported as
+// matching nothing (Filter.Unmatched) by a stream that reads no change
+// of them.
+func NoteServerTables(conn *client.Conn, filter *pipeline.Filter) error {
+	if _, err := conn.Execute("SET SESSION character_set_results = utf8mb4"); err != nil {
+		return err
+	}
+	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES")
+	if err != nil {
+		return err
+	}
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		filter.Table(db, name)
+	}
+	return nil
+}
+
 // systemDBs are never copied.
 var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 

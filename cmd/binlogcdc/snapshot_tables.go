@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/snapshot"
 )
@@ -94,4 +95,18 @@ func (o *StreamOptions) checkSelected(tables []snapshot.TableInfo, skipped []sna
 		}
 	}
 	return nil
+}
+
+// noteServerTables passes the server's tables through the filter at the
+// start of a stream, so that the warning at its end names only patterns
+// that match no table on the server or in the binlog read: a stream that
+// reads no change of a selected table (an idle source, a rerun after a
+// snapshot) does not report its pattern as matching nothing.
+func (o *StreamOptions) noteServerTables(hist *binlog.History, filter *pipeline.Filter, logf func(string, ...any)) {
+	if len(o.Tables)+len(o.Exclude) == 0 || o.Snapshot.Only { // the snapshot lists them itself
+		return
+	}
+	if err := snapshot.NoteServerTables(hist.Conn(), filter); err != nil {
+		logf("cannot list the server's tables (%v): a --tables or --exclude-tables pattern that matches no table in the binlog read is reported at the end, whether or not it matches one on the server", err)
+	}
 }

@@ -281,6 +281,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if saver.ServerUUID, err = hist.ServerUUID(ctx); err != nil {
 		return err
 	}
+	o.noteServerTables(hist, filter, logf) // snapshot_tables.go
 	var start, applyFrom change.Position
 	gtid, unknownXA := "", ""
 	targetCP, targetWhere := rp.streamResume()
@@ -475,7 +476,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if stopProgress != nil {
 		stopProgress()
 	}
-	warnUnmatched(stderr, filter)
+	warnUnmatchedIn(stderr, filter, "on the server or in the binlog read")
 	// The last writes and save; a local write failure wins over a stop.
 	var we *checkpoint.WriteError
 	if cerr := sk.Close(ctx); cerr != nil && (err == nil || errors.As(cerr, &we)) {
