@@ -38,6 +38,10 @@ func (h *History) Close() error {
 	return err
 }
 
+// Conn is the connection, for other questions to the same server (nil
+// once closed).
+func (h *History) Conn() *client.Conn { return h.conn }
+
 // Flavor is "mysql" or "mariadb".
 func (h *History) Flavor() string { return h.cfg.Flavor }
 

@@ -124,8 +124,11 @@ func TestDDLFilters(t *testing.T) {
 			}
 			dfNoPassword(t, "stdout", string(out))
 			dfNoPassword(t, "stderr", errOut)
-			if !strings.Contains(errOut, "account management") {
-				t.Errorf("no note about the account statements left out:\n%s", errOut)
+			// The note says what this run does: it does not replay them,
+			// and --replay-accounts would.
+			if !strings.Contains(errOut, "CREATE USER not replayed: account management (users, roles, grants, passwords) is replayed only with --replay-accounts") ||
+				strings.Contains(errOut, "never replayed") {
+				t.Errorf("no true note about the account statements left out:\n%s", errOut)
 			}
 			rpSame(t, "selected tables", dfSnap(t, dst, notPromo), dfSnap(t, src, notPromo))
 			// The excluded table is untouched: binlogcdc neither created
@@ -199,6 +202,19 @@ func TestDDLFilters(t *testing.T) {
 		if strings.Contains(errOut, "matched no table") {
 			t.Errorf("a warning about unmatched patterns: %s", errOut)
 		}
+		// JSON replays nothing: the note says why the filters leave the
+		// account statements out.
+		if !strings.Contains(errOut, "CREATE USER left out: account management (users, roles, grants, passwords) concerns no table, so --tables/--exclude-tables select none of it") ||
+			strings.Contains(errOut, "replayed") {
+			t.Errorf("read --ddl --tables: the note about account statements:\n%s", errOut)
+		}
+
+		// Without filters, --format sql notes each one it leaves out,
+		// and how to have it replayed.
+		_, errOut = rpRun(t, 0, "read", index, "--format", "sql")
+		if !strings.Contains(errOut, "account management (users, roles, grants, passwords) is not replayed without --replay-accounts: CREATE USER 'dfuser'@'%' IDENTIFIED BY <redacted>") {
+			t.Errorf("read --format sql: the note about account statements:\n%s", errOut)
+		}
 
 		// Without filters, the account statements are there, redacted.
 		out, errOut = rpRun(t, 0, "read", index, "--ddl")
@@ -238,11 +254,17 @@ func TestDDLFilters(t *testing.T) {
 		users := "SELECT user, host, authentication_string, is_role FROM mysql.user WHERE user LIKE 'df%' ORDER BY user, host"
 		for _, mode := range []string{"to", "sql"} {
 			dst := testserver.Start(t, testserver.Options{})
+			var errOut string
 			if mode == "to" {
-				rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--to", dst.DSN()+"/")
+				_, errOut = rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--to", dst.DSN()+"/")
 			} else {
-				sql, _ := rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--format", "sql")
+				var sql []byte
+				sql, errOut = rpRun(t, 0, "read", index, "--exclude-tables", "shop.promo", "--replay-accounts", "--format", "sql")
 				rpMysql(t, dst, sql)
+			}
+			// Replayed: no note says otherwise.
+			if strings.Contains(errOut, "account management") || strings.Contains(errOut, "replayed") {
+				t.Errorf("%s --replay-accounts: a note about account statements:\n%s", mode, errOut)
 			}
 			if got, want := rpRows(t, dst, users), rpRows(t, src, users); got != want || want == "" {
 				t.Errorf("%s: accounts on the target:\n%s\nwant:\n%s", mode, got, want)

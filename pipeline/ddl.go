@@ -25,7 +25,8 @@ import (
 //     every table of their database does, are left out when none can,
 //     and are reported and left out otherwise;
 //   - account statements (users, roles, grants) touch no table: they pass
-//     only without table filters, with their secrets redacted;
+//     only without table filters, with their secrets redacted, or as
+//     logged with --replay-accounts (Options.Accounts);
 //   - a statement binlogcdc does not recognise passes without filters;
 //     with filters it is reported and left out.
 //
@@ -91,9 +92,14 @@ func (p *Pipeline) ddlChange(ev *binlog.Event, q query) (*change.Change, error) 
 		p.logf("%s:%d: %s in the database %s, where the filters select some tables only: binlogcdc cannot tell which tables it concerns and leaves it out; apply it by hand if the target needs it",
 			ev.Pos.File, ev.Pos.Offset, st.Verb, "`"+st.DBs[0]+"`")
 		return nil, nil
-	case ddl.Account:
-		p.logf("%s:%d: %s left out: account management (users, roles, grants, passwords) concerns no table, and is never replayed",
-			ev.Pos.File, ev.Pos.Offset, st.Verb)
+	case ddl.Account: // with --replay-accounts it passed above
+		if p.opts.Replaying {
+			p.logf("%s:%d: %s not replayed: account management (users, roles, grants, passwords) is replayed only with --replay-accounts",
+				ev.Pos.File, ev.Pos.Offset, st.Verb)
+		} else {
+			p.logf("%s:%d: %s left out: account management (users, roles, grants, passwords) concerns no table, so --tables/--exclude-tables select none of it",
+				ev.Pos.File, ev.Pos.Offset, st.Verb)
+		}
 		return nil, nil
 	}
 	p.logf("%s:%d: a statement binlogcdc cannot attribute to tables (%s…): with --tables/--exclude-tables it is left out; apply it by hand if the target needs it",

@@ -205,6 +205,19 @@ func (f *Filter) Table(db, table string) bool {
 	return in && !out
 }
 
+// Excluded reports whether an --exclude-tables pattern matches db.table.
+func (f *Filter) Excluded(db, table string) bool {
+	if f == nil {
+		return false
+	}
+	for _, p := range f.exclude {
+		if p.db.match(db) && p.table.match(table) {
+			return true
+		}
+	}
+	return false
+}
+
 // noteTable records a table name read from a TABLE_MAP, to find names
 // that differ only in letter case.
 func (f *Filter) noteTable(db, table string) {
@@ -222,6 +235,10 @@ func (f *Filter) noteTable(db, table string) {
 		f.twin[key] = name
 	}
 }
+
+// Includes reports whether --tables patterns were given (without them,
+// every table passes that no --exclude-tables pattern matches).
+func (f *Filter) Includes() bool { return f != nil && len(f.include) > 0 }
 
 // active reports whether the filter selects anything less than all.
 func (f *Filter) active() bool { return f != nil && len(f.include)+len(f.exclude) > 0 }
@@ -253,8 +270,9 @@ func (f *Filter) Database(db string) (any, all bool) {
 // Unmatched returns a warning for each pattern that matched no table the
 // input mentioned (a misspelled or wrongly quoted pattern selects
 // nothing, silently otherwise), and for names in the input that differ
-// only in letter case.
-func (f *Filter) Unmatched() []string {
+// only in letter case. in says where tables were looked for ("in the
+// input").
+func (f *Filter) Unmatched(in string) []string {
 	if f == nil {
 		return nil
 	}
@@ -265,7 +283,7 @@ func (f *Filter) Unmatched() []string {
 	}{{"--tables", f.include}, {"--exclude-tables", f.exclude}} {
 		for _, p := range list.ps {
 			if !p.used {
-				out = append(out, fmt.Sprintf("%s %s matched no table in the input (a name holding a dot or a backquote must be backquoted: `my.db`.`t`)", list.flag, p.text))
+				out = append(out, fmt.Sprintf("%s %s matched no table %s (a name holding a dot or a backquote must be backquoted: `my.db`.`t`)", list.flag, p.text, in))
 			}
 		}
 	}

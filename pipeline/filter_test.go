@@ -61,13 +61,22 @@ func TestFilter(t *testing.T) {
 	}
 	f.noteTable("s", "T")
 	f.noteTable("s", "t")
-	if u := strings.Join(f.Unmatched(), "\n"); strings.Contains(u, "matched no table") || !strings.Contains(u, "s.T and s.t") {
+	if u := strings.Join(f.Unmatched("in the input"), "\n"); strings.Contains(u, "matched no table") || !strings.Contains(u, "s.T and s.t") {
 		t.Errorf("Unmatched: %s", u)
 	}
 	g, _ := NewFilter([]string{"shop.order"}, nil)
 	g.Table("shop", "orders")
-	if u := g.Unmatched(); len(u) != 1 || !strings.Contains(u[0], "--tables shop.order matched no table") {
+	if u := g.Unmatched("on the server"); len(u) != 1 || !strings.Contains(u[0], "--tables shop.order matched no table on the server") {
 		t.Errorf("Unmatched: %v", u)
+	}
+	// Includes and Excluded, for a snapshot's reasons.
+	h, _ := NewFilter(nil, []string{"shop.x*"})
+	var nilF *Filter
+	if !g.Includes() || h.Includes() || nilF.Includes() {
+		t.Error("Includes")
+	}
+	if !h.Excluded("SHOP", "x1") || h.Excluded("shop", "y") || g.Excluded("shop", "order") || nilF.Excluded("a", "b") {
+		t.Error("Excluded")
 	}
 }
 
@@ -100,7 +109,7 @@ func TestFilterAdd(t *testing.T) {
 	if !f.Add("a*b", "t?") || !f.Table("a*b", "t?") || f.Table("axb", "tt") {
 		t.Error("Add is not literal")
 	}
-	for _, w := range f.Unmatched() {
+	for _, w := range f.Unmatched("in the input") {
 		if strings.Contains(w, "items") {
 			t.Errorf("an added table is reported unmatched: %s", w)
 		}

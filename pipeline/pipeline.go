@@ -32,6 +32,10 @@ type Options struct {
 	// their passwords, whatever the filters (--replay-accounts: replay
 	// only); otherwise their secrets are redacted (see ddl.go).
 	Accounts bool
+	// Replaying says that the sink applies statements or writes them as
+	// SQL (--to mysql://, --format sql): what a note about an account
+	// statement the filters leave out says.
+	Replaying bool
 
 	// StartTime skips transactions that began before it; StopTime and
 	// Stop end the run at the first transaction that begins at or after

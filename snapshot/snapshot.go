@@ -211,14 +211,49 @@ func ListTables(conn *client.Conn, filter *pipeline.Filter) ([]TableInfo, error)
 	return tables, err
 }
 
+// NoteServerTables passes every table, view and sequence on the server
+// (names only: information_schema need not open them) through the
+// filter, so that its patterns that match one are not reported as
+// matching nothing (Filter.Unmatched) by a stream that reads no change
+// of them.
+func NoteServerTables(conn *client.Conn, filter *pipeline.Filter) error {
+	if _, err := conn.Execute("SET SESSION character_set_results = utf8mb4"); err != nil {
+		return err
+	}
+	r, err := conn.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES")
+	if err != nil {
+		return err
+	}
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		filter.Table(db, name)
+	}
+	return nil
+}
+
 // systemDBs are never copied.
 var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
 
+// Skipped is an object the filters select that the snapshot does not
+// copy, and why.
+type Skipped struct {
+	DB, Name string
+	Type     string // TABLE_TYPE, lower-cased: "view", "sequence", "system versioned", "base table"…
+	Why      string
+	System   bool // in a system database (mysql, information_schema, performance_schema, sys)
+	// Excluded: a --tables pattern matches it, and an --exclude-tables
+	// one too (not worth a message: the user said so; listed to explain
+	// a --tables pattern that selects nothing).
+	Excluded bool
+}
+
 // Tables lists the base tables the filter selects, in name order.
-// Views, sequences and system-versioned tables are skipped (skipped names
-// them). A table of a non-transactional engine is an error unless
-// allowNonTx.
-func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []TableInfo, skipped []string, err error) {
+// Views, sequences, system-versioned tables, binlogcdc's own tables and,
+// when --tables patterns select them, the system databases' tables are
+// not copied: skipped names each with why. A table of a
+// non-transactional engine is an error unless allowNonTx.
+func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []TableInfo, skipped []Skipped, err error) {
 	if _, err := s.conn.Execute("SET SESSION character_set_results = utf8mb4"); err != nil {
 		return nil, nil, err
 	}
@@ -233,19 +268,31 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 		typ, _ := r.GetString(i, 2)
 		engine, _ := r.GetString(i, 3)
 		rows, _ := r.GetUint(i, 4)
-		if systemDBs[strings.ToLower(db)] || (db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental")) {
-			continue
-		}
-		if filter != nil && !filter.Table(db, name) {
-			continue
-		}
-		q := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
-		if typ != "BASE TABLE" {
-			if typ != "VIEW" && typ != "SYSTEM VIEW" {
-				skipped = append(skipped, q+" ("+strings.ToLower(typ)+")")
+		typ = strings.ToLower(typ)
+		selected := filter.Table(db, name) // marks the patterns that match (Filter.Unmatched)
+		if !selected {
+			if filter.Includes() && filter.Excluded(db, name) {
+				skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, Excluded: true, Why: "excluded by --exclude-tables"})
 			}
 			continue
 		}
+		if systemDBs[strings.ToLower(db)] {
+			// Named only when a --tables pattern selects them: without
+			// one, "every table" means every table outside them.
+			if filter.Includes() {
+				skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, System: true, Why: "a system database's, never copied"})
+			}
+			continue
+		}
+		if db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental") {
+			skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, Why: "binlogcdc's own bookkeeping (a --to target's checkpoint or snapshot progress), never copied"})
+			continue
+		}
+		if typ != "base table" {
+			skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, Why: notCopied(typ)})
+			continue
+		}
+		q := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
 		if !strings.EqualFold(engine, "InnoDB") && !allowNonTx {
 			nonTx = append(nonTx, q+" ("+engine+")")
 		}
@@ -256,4 +303,18 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 			strings.Join(nonTx, ", "))
 	}
 	return tables, skipped, nil
+}
+
+// notCopied says why an object of this TABLE_TYPE (lower-cased) is not
+// copied.
+func notCopied(typ string) string {
+	switch typ {
+	case "view":
+		return "a view holds no rows of its own (select the tables it reads)"
+	case "sequence":
+		return "a sequence is not copied (create it on the target yourself)"
+	case "system versioned":
+		return "a system-versioned table is not copied yet (its history rows and row_start/row_end are not read)"
+	}
+	return "its type is " + typ + ", not a base table"
 }

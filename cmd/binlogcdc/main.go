@@ -127,7 +127,13 @@ func warnf(w io.Writer) func(format string, args ...any) {
 // warnUnmatched warns, at the end of a run, about table patterns that
 // matched no table the input mentioned.
 func warnUnmatched(w io.Writer, f *pipeline.Filter) {
-	for _, m := range f.Unmatched() {
+	warnUnmatchedIn(w, f, "in the input")
+}
+
+// warnUnmatchedIn is warnUnmatched where in says where tables were
+// looked for.
+func warnUnmatchedIn(w io.Writer, f *pipeline.Filter, in string) {
+	for _, m := range f.Unmatched(in) {
 		warnf(w)("%s", m)
 	}
 }

@@ -511,7 +511,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	defer src.Close()
-	popts.Logf, popts.Accounts = warnf(stderr), o.Replay.Accounts
+	popts.Logf, popts.Accounts, popts.Replaying = warnf(stderr), o.Replay.Accounts, !o.Replay.Flashback
 	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, r.targetSink()) // metrics.go
 	p := pipeline.New(src, sk, popts)
 	var stopProgress func()

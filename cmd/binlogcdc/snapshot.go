@@ -63,6 +63,10 @@ lock. MySQL: FLUSH TABLES WITH READ LOCK is held for the moment the
 snapshot starts (needs RELOAD). The user needs SELECT on the tables, and
 what stream needs (REPLICATION SLAVE, REPLICATION CLIENT or BINLOG
 MONITOR). Tables must be InnoDB (see --allow-non-transactional).
+Views, sequences and system-versioned tables are not copied: each is
+named on stderr with why. A --tables pattern (a name or a glob) that
+selects no table to copy (no such table, only a view, only excluded
+tables) is an error (exit code 1), before anything is copied.
 
 Killed part-way (kill -9 included), the same command continues from the
 last finished chunk (with --checkpoint, or on the --to mysql:// target):
@@ -203,8 +207,10 @@ func (o *StreamOptions) openSnapshot(ctx context.Context, cfg binlog.LiveConfig,
 		src.Close()
 		return nil, err
 	}
-	for _, s := range skipped {
-		logf("snapshot: skipped %s", s)
+	logSkipped(skipped, logf) // snapshot_tables.go
+	if err := o.checkSelected(tables, skipped, filter, logf); err != nil {
+		src.Close()
+		return nil, err
 	}
 	p := src.Pos
 	gt := ""

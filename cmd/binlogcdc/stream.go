@@ -298,6 +298,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if saver.ServerUUID, err = hist.ServerUUID(ctx); err != nil {
 		return err
 	}
+	o.noteServerTables(hist, filter, logf) // snapshot_tables.go
 	var start, applyFrom change.Position
 	gtid, unknownXA := "", ""
 	targetCP, targetWhere := rp.streamResume()
@@ -488,7 +489,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 			return binlog.DialLive(ctx, cfg, from, gtid)
 		},
 		Sink: sk,
-		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Logf: warnf(stderr), Metrics: mx,
+		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
 			OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA},
 		Retryable: retryable,
 		Logf:      logf,
@@ -508,7 +509,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if stopProgress != nil {
 		stopProgress()
 	}
-	warnUnmatched(stderr, filter)
+	warnUnmatchedIn(stderr, filter, "on the server or in the binlog read")
 	// The last writes and save; a local write failure wins over a stop.
 	var we *checkpoint.WriteError
 	if cerr := sk.Close(ctx); cerr != nil && (err == nil || errors.As(cerr, &we)) {

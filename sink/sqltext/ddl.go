@@ -117,7 +117,7 @@ func DDLDB(c *change.Change) string {
 // logged, passwords included).
 func NotReplayed(c *change.Change, accounts bool) string {
 	if c.Touches != nil && c.Touches.Kind == "account" && !accounts {
-		return "account management (users, roles, grants, passwords) is not replayed"
+		return "account management (users, roles, grants, passwords) is not replayed without --replay-accounts"
 	}
 	return ""
 }
