@@ -127,12 +127,13 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, false) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
 		}
 	}
+	o.Remote.Warnf = warnf(stderr) // a ROTATE that could not be followed
 	// --source: check the server and note where its binlog ends now.
 	if err := o.Remote.connect(ctx, infof(stderr)); err != nil { // remote.go
 		return err
