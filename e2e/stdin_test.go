@@ -5,6 +5,7 @@ package e2e
 // transaction; --start-position works on it.
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -99,6 +100,71 @@ func compressWriter(t *testing.T, kind string, w io.Writer) (io.Writer, func() e
 	}
 	nop := func() error { return nil }
 	return w, nop, nop
+}
+
+// TestStdinStreams: read - prints each transaction as soon as its bytes
+// have arrived, before the end of stdin (plain, gzip, zstd): the test
+// sends three transactions, waits for their three lines with stdin still
+// open, then sends the rest.
+func TestStdinStreams(t *testing.T) {
+	t.Parallel()
+	b := makeStdinBinlog(t)
+	for _, kind := range []string{"plain", "gzip", "zstd"} {
+		t.Run(kind, func(t *testing.T) {
+			cmd := exec.Command(cliBinary(t), "read", "-")
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			w, flush, closeZ := compressWriter(t, kind, in)
+			if _, err := w.Write(b.data[:b.ends[2]]); err != nil {
+				t.Fatal(err)
+			}
+			if err := flush(); err != nil {
+				t.Fatal(err)
+			}
+			r := bufio.NewReader(out)
+			var got []byte
+			for i := 0; i < 3; i++ { // stdin stays open meanwhile
+				l, err := r.ReadBytes('\n')
+				if err != nil {
+					t.Fatalf("line %d, before the end of stdin: %v (stderr %s)", i+1, err, errb.String())
+				}
+				got = append(got, l...)
+			}
+			if !bytes.Equal(got, b.lines(0, 3)) {
+				t.Errorf("before the end of stdin: got\n%s\nwant\n%s", got, b.lines(0, 3))
+			}
+			if _, err := w.Write(b.data[b.ends[2]:]); err != nil {
+				t.Fatal(err)
+			}
+			if err := closeZ(); err != nil {
+				t.Fatal(err)
+			}
+			in.Close()
+			rest, _ := io.ReadAll(r)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("read -: %v: %s", err, errb.String())
+			}
+			if got = append(got, rest...); !bytes.Equal(got, b.want) {
+				t.Errorf("read -: got\n%s\nwant\n%s", got, b.want)
+			}
+			// The file ends with a ROTATE: stdin cannot follow it, and says so.
+			if !strings.Contains(errb.String(), "stdin ends with a ROTATE to binlog.000002, which was not read") {
+				t.Errorf("stderr %q: want the ROTATE that was not followed", errb.String())
+			}
+		})
+	}
 }
 
 // TestStdinCutAndStart: stdin cut inside the fourth transaction ends with
