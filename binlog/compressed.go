@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -22,13 +23,45 @@ var (
 	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 )
 
+// CompressedSuffixes are the file name suffixes of compressed binlogs:
+// binlog.000042.gz is binlog.000042, compressed.
+var CompressedSuffixes = []string{".gz", ".gzip", ".zst", ".zstd"}
+
+// PlainName is base (a file name) without its compression suffix:
+// "binlog.000042.gz" is "binlog.000042".
+func PlainName(base string) string {
+	for _, ext := range CompressedSuffixes {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
+}
+
+// origins maps each decompressed copy (and stdin's) to the path it was
+// made from, as given: reading follows a ROTATE in the original's
+// directory, and messages name the original.
+var origins sync.Map
+
+// Origin is the path a file to read was made from: the compressed file
+// (or "-") a decompressed copy came from, or path itself.
+func Origin(path string) string {
+	if o, ok := origins.Load(path); ok {
+		return o.(string)
+	}
+	return path
+}
+
 // unpacker copies binlogs that cannot be read in place — gzip- or
 // zstd-compressed files, stdin — into plain files in a private temporary
 // directory (under $TMPDIR), so they can be read like any other: seeking
 // to a start position, checking their size. A compressed file keeps its
 // name without the .gz/.zst suffix (binlog.000042.gz is binlog.000042 in
 // positions); stdin is named StdinName.
-type unpacker struct{ dir string }
+type unpacker struct {
+	dir    string
+	copies []string
+}
 
 // unpack returns the plain file to read for path: path itself, or a
 // decompressed copy.
@@ -51,13 +84,7 @@ func (u *unpacker) unpack(path string) (string, error) {
 		if !bytes.HasPrefix(head, gzipMagic) && !bytes.HasPrefix(head, zstdMagic) {
 			return path, nil
 		}
-		name = filepath.Base(path)
-		for _, ext := range []string{".gz", ".gzip", ".zst", ".zstd"} {
-			if strings.HasSuffix(name, ext) && len(name) > len(ext) {
-				name = strings.TrimSuffix(name, ext)
-				break
-			}
-		}
+		name = PlainName(filepath.Base(path))
 	}
 	src, kind, err := decompressor(r)
 	if err != nil {
@@ -70,12 +97,14 @@ func (u *unpacker) unpack(path string) (string, error) {
 	}
 	out := filepath.Join(u.dir, name)
 	if _, err := os.Stat(out); err == nil {
-		return "", &FileError{Path: path, Msg: fmt.Sprintf("is the second file named %s", name), Hint: "give each binlog once"}
+		return "", &FileError{Path: path, Msg: fmt.Sprintf("is the second file named %s (as %s)", name, Origin(out)), Hint: "give each binlog once, in one form (plain, .gz or .zst)", Usage: true}
 	}
 	f, err := os.Create(out)
 	if err != nil {
 		return "", fmt.Errorf("binlog: %w", err)
 	}
+	origins.Store(out, path)
+	u.copies = append(u.copies, out)
 	_, err = io.Copy(f, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -113,4 +142,8 @@ func (u *unpacker) cleanup() {
 		os.RemoveAll(u.dir)
 		u.dir = ""
 	}
+	for _, c := range u.copies {
+		origins.Delete(c)
+	}
+	u.copies = nil
 }

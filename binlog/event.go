@@ -77,13 +77,25 @@ func parseHeader(b []byte) replication.EventHeader {
 
 // Error is an error at a place in a binlog, with a hint for the user.
 type Error struct {
-	Pos  change.Position
+	Pos change.Position
+	// Path, when set, is the path of the file as given, which messages
+	// name instead of Pos.File (an error about the whole file).
+	Path string
 	Err  error
 	Hint string
 }
 
+// Where is "FILE:OFFSET" for a message: the path given when the error is
+// about the whole file, else the position.
+func (e *Error) Where() string {
+	if e.Path != "" {
+		return fmt.Sprintf("%s:%d", e.Path, e.Pos.Offset)
+	}
+	return fmt.Sprintf("%s:%d", e.Pos.File, e.Pos.Offset)
+}
+
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%s:%d: %v", e.Pos.File, e.Pos.Offset, e.Err)
+	s := fmt.Sprintf("%s: %v", e.Where(), e.Err)
 	if e.Hint != "" {
 		s += " (" + e.Hint + ")"
 	}

@@ -26,17 +26,28 @@ const MaxEventSize = 1<<30 + 1<<20
 
 // FileSource reads binlog files in order. It follows a ROTATE event at the
 // end of a file to the next file when that file was given or sits in the
-// same directory.
+// same directory as the file given (plain or compressed: binlog.000043,
+// binlog.000043.gz, .zst). A ROTATE it cannot follow is never passed over
+// in silence: a next file that is missing while a later one of its series
+// is there (a gap) is an error; one missing at the end of the series (a
+// file copied alone, stdin) is a warning to Warnf.
 type FileSource struct {
+	// Warnf, if set, is told when reading stops at a ROTATE whose file is
+	// not there.
+	Warnf func(format string, args ...any)
+
 	queue []string // files still to read, absolute or as given
 	done  map[string]bool
 
 	start     change.Position // where to begin in the first file (0: at its start)
 	f         *os.File
 	r         *bufio.Reader
-	name      string // path of the open file
+	reading   bool   // a file (or stdin) is open
+	stream    bool   // it is stdin, read as it arrives: no size, no seeking
+	name      string // path of the open file ("-": stdin)
+	given     string // the path it was given as (Origin: the compressed file, not its copy)
 	base      string // its base name, as positions use it
-	size      int64
+	size      int64  // -1: stdin
 	off       int64  // offset of the next event
 	rotatedTo string // the file named by the last ROTATE in this file
 
@@ -48,7 +59,8 @@ type FileSource struct {
 	buf      []byte
 	ev       Event // the event readEvent returns, reused like buf
 
-	unpacked *unpacker // decompressed copies, removed by Close
+	unpacked *unpacker       // decompressed copies, removed by Close
+	followed map[string]bool // copies made to follow a ROTATE, each removed once read
 	payload  *payloadReader
 	pending  *Event // an event to return before reading on
 	startAt  int64  // the offset seeked to for the start position, until its event is read
@@ -63,21 +75,22 @@ type FileSource struct {
 // name) and an offset to start at.
 func OpenFiles(files []string, start change.Position) (*FileSource, error) {
 	u := &unpacker{}
-	files, err := resolveFiles(files, false, u) // files.go: checked and in sequence order
+	files, err := resolveFiles(files, false, false, u) // files.go: checked and in sequence order
 	if err != nil {
 		u.cleanup()
 		return nil, err
 	}
-	s := &FileSource{done: map[string]bool{}, start: start, unpacked: u}
+	s := &FileSource{done: map[string]bool{}, start: start, unpacked: u, followed: map[string]bool{}}
 	s.queue = append(s.queue, files...)
 	if start.File != "" {
 		i := 0
-		for i < len(s.queue) && filepath.Base(s.queue[i]) != filepath.Base(start.File) {
+		for i < len(s.queue) && baseName(s.queue[i]) != filepath.Base(start.File) {
 			i++
 		}
 		if i == len(s.queue) {
 			u.cleanup()
-			return nil, fmt.Errorf("binlog: start file %q is not among the files given", start.File)
+			return nil, &FileError{Msg: fmt.Sprintf("the start file %s is not among the files given", start.File),
+				Hint: fmt.Sprintf("give %s (and the files after it), or a start position in one of the files given", start.File), Usage: true}
 		}
 		s.queue = s.queue[i:]
 	}
@@ -141,7 +154,7 @@ func (s *FileSource) next(ctx context.Context) (*Event, error) {
 			}
 			s.payload = nil
 		}
-		if s.f == nil {
+		if !s.reading {
 			if !s.openNext() {
 				return nil, io.EOF
 			}
@@ -185,44 +198,110 @@ func (s *FileSource) next(ctx context.Context) (*Event, error) {
 
 // openNext opens the next file to read. It returns false at the end.
 func (s *FileSource) openNext() bool {
-	// Follow a ROTATE to a file that was not given but sits beside the last one.
-	if s.rotatedTo != "" {
-		next := s.rotatedTo
-		s.rotatedTo = ""
-		idx := -1
-		for i, q := range s.queue {
-			if filepath.Base(q) == next {
-				idx = i
-				break
-			}
-		}
-		switch {
-		case idx >= 0:
-			s.queue = s.queue[idx:]
-		case filepath.Base(next) != next || next == "." || next == "..":
-			// Servers name the next file without a path; a name with one
-			// comes from a damaged event: don't leave the directory.
-		default:
-			p := filepath.Join(filepath.Dir(s.name), next)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				s.queue = append([]string{p}, s.queue...)
-			}
+	// Follow a ROTATE at the end of the last file to the next file.
+	next := s.rotatedTo
+	s.rotatedTo = ""
+	if next != "" && s.lastType == replication.ROTATE_EVENT {
+		if err := s.follow(next); err != nil {
+			s.err = err
+			return true
 		}
 	}
 	for len(s.queue) > 0 {
 		name := s.queue[0]
 		s.queue = s.queue[1:]
-		if s.done[filepath.Base(name)] {
+		if s.done[baseName(name)] {
 			continue
 		}
-		s.done[filepath.Base(name)] = true
+		s.done[baseName(name)] = true
 		s.err = s.open(name)
 		return true
 	}
 	return false
 }
 
+// shown is the open file's path for messages: as given (the compressed
+// file, not its copy), or "stdin".
+func (s *FileSource) shown() string {
+	if s.given == "-" {
+		return StdinName
+	}
+	return s.given
+}
+
+// baseName is the file name positions give the file at path.
+func baseName(path string) string {
+	if path == "-" {
+		return StdinName
+	}
+	return filepath.Base(path)
+}
+
+// follow puts the file named next, which the ROTATE at the end of the
+// file just read leads to, first in the queue: a file given, or one
+// beside the file given (the compressed file, not its copy), in any form
+// (plain, .gz, .zst, …). When it is not there, reading ends with a
+// warning, or with an error when a later file of the series is there:
+// the changes in the missing files would be lost.
+func (s *FileSource) follow(next string) error {
+	for i, q := range s.queue {
+		if baseName(q) == next {
+			s.queue = s.queue[i:]
+			return nil
+		}
+	}
+	shown := s.shown()
+	warn := func(format string, args ...any) {
+		if s.Warnf != nil {
+			s.Warnf(format, args...)
+		}
+	}
+	if filepath.Base(next) != next || next == "." || next == ".." {
+		// Servers name the next file without a path; a name with one
+		// comes from a damaged event: don't leave the directory.
+		warn("%s ends with a ROTATE to %q, which is not a file name: reading stops there", shown, next)
+		return nil
+	}
+	if s.stream {
+		warn("stdin ends with a ROTATE to %s, which was not read (stdin holds one file): to read on, give the files by name (… %s %s)", next, s.base, next)
+		return nil
+	}
+	dir := filepath.Dir(s.given)
+	found, err := seriesForms(dir, next) // files.go
+	if err != nil {
+		return &FileError{Path: filepath.Join(dir, next), Msg: fmt.Sprintf("the ROTATE at the end of %s leads here, but: %v", shown, err)}
+	}
+	switch len(found) {
+	case 1:
+		p, err := s.unpacked.unpack(found[0]) // compressed.go
+		if err != nil {
+			return err
+		}
+		if p != found[0] {
+			s.followed[p] = true
+		}
+		s.queue = append([]string{p}, s.queue...)
+		return nil
+	case 0:
+		if stem, n, ok := Sequence(next); ok {
+			if later := laterInSeries(dir, stem, n); later != "" { // files.go
+				return &Error{Pos: change.Position{File: s.base, Offset: uint64(s.off)},
+					Err:  fmt.Errorf("the file ends with a ROTATE to %s, which is not in %s (plain, .gz or .zst), but %s is: the changes in %s are missing", next, dir, later, next),
+					Hint: fmt.Sprintf("every transaction of %s was read; put %s in %s and read again from it, or, to accept the gap, read %s and the files after it in another run", shown, next, dir, filepath.Join(dir, later))}
+			}
+		}
+		warn("%s ends with a ROTATE to %s, which is not in %s (plain, .gz or .zst): reading stops at the end of %s; give %s too to read on", shown, next, dir, shown, next)
+		return nil
+	}
+	return &FileError{Path: filepath.Join(dir, next),
+		Msg:  fmt.Sprintf("the ROTATE at the end of %s leads to %s, which is there %d times (%s): binlogcdc cannot tell which to read", shown, next, len(found), strings.Join(found, ", ")),
+		Hint: fmt.Sprintf("give the one to read with the others (… %s %s), or move the other away", shown, found[0])}
+}
+
 func (s *FileSource) open(name string) error {
+	if name == "-" {
+		return s.openStdin()
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("binlog: %w", err)
@@ -232,7 +311,8 @@ func (s *FileSource) open(name string) error {
 		f.Close()
 		return fmt.Errorf("binlog: %w", err)
 	}
-	s.f, s.name, s.base, s.size = f, name, filepath.Base(name), st.Size()
+	s.f, s.name, s.base, s.size, s.reading, s.stream = f, name, filepath.Base(name), st.Size(), true, false
+	s.given = Origin(name)
 	// The file is read as it was when opened, up to s.size, which
 	// readEvent checks each event against: a server still writing it
 	// (the last file of a live server, where MariaDB appends its
@@ -243,15 +323,43 @@ func (s *FileSource) open(name string) error {
 	} else {
 		s.r.Reset(io.NewSectionReader(f, 0, s.size))
 	}
+	return s.begin()
+}
+
+// openStdin opens stdin ('-'), plain or gzip- or zstd-compressed, to be
+// read as it arrives.
+func (s *FileSource) openStdin() error {
+	br := bufio.NewReaderSize(os.Stdin, 256<<10)
+	src, kind, err := decompressor(br) // compressed.go
+	if err != nil {
+		return &FileError{Path: StdinName, Msg: fmt.Sprintf("is %s-compressed, but cannot be decompressed: %v", kind, err), Hint: "is the archive complete?"}
+	}
+	s.name, s.given, s.base, s.size, s.reading, s.stream = "-", "-", StdinName, -1, true, true
+	s.r = br
+	if kind != "" {
+		s.r = bufio.NewReaderSize(src, 256<<10)
+	}
+	return s.begin()
+}
+
+// begin reads the open file's magic bytes and, to start at an offset in
+// it, its FORMAT_DESCRIPTION_EVENT, and goes to the start offset.
+func (s *FileSource) begin() error {
 	var magic [4]byte
-	if _, err := io.ReadFull(s.r, magic[:]); err != nil || !bytes.Equal(magic[:], Magic) {
-		return &Error{Pos: change.Position{File: s.base}, Err: errors.New("not a binlog file: it does not start with the binlog magic bytes fe 62 69 6e"),
+	if n, err := io.ReadFull(s.r, magic[:]); err != nil || !bytes.Equal(magic[:], Magic) {
+		msg := "not a binlog file: it does not start with the binlog magic bytes fe 62 69 6e"
+		if n == 0 && (err == io.EOF || err == nil) {
+			msg = "not a binlog file: it is empty (0 bytes)"
+		} else if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			msg = "cannot be read: " + err.Error()
+		}
+		return &Error{Pos: change.Position{File: s.base}, Path: s.shown(), Err: errors.New(msg),
 			Hint: "pass binlog files written by the server (binlog.000001…), or its .index file"}
 	}
 	s.off = 4
 	s.fde, s.checksum, s.inUse, s.lastType, s.posCheck = nil, false, false, 0, false
 	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 0 && s.start.Offset < 4 {
-		return &FileError{Path: s.name, Msg: fmt.Sprintf("the start position %s:%d is inside the file's magic bytes, not the start of an event; the first event starts at 4", s.base, s.start.Offset),
+		return &FileError{Path: s.shown(), Msg: fmt.Sprintf("the start position %s:%d is inside the file's magic bytes, not the start of an event; the first event starts at 4", s.base, s.start.Offset),
 			Hint: fmt.Sprintf("--start-position %s:4 reads the whole file", s.base)}
 	}
 	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 4 {
@@ -263,7 +371,7 @@ func (s *FileSource) open(name string) error {
 		if ev.Type() != replication.FORMAT_DESCRIPTION_EVENT {
 			return &Error{Pos: ev.Pos, Err: fmt.Errorf("first event is %v, not FORMAT_DESCRIPTION_EVENT", ev.Type())}
 		}
-		if int64(s.start.Offset) > s.size {
+		if !s.stream && int64(s.start.Offset) > s.size {
 			return &Error{Pos: s.start, Err: fmt.Errorf("start position is past the end of the file (%d bytes)", s.size)}
 		}
 		// Downstream still needs the FORMAT_DESCRIPTION_EVENT: a copy, as
@@ -271,9 +379,15 @@ func (s *FileSource) open(name string) error {
 		fde := *ev
 		fde.Raw = append([]byte(nil), ev.Raw...)
 		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
-		s.r.Reset(io.NewSectionReader(s.f, int64(s.start.Offset), s.size-int64(s.start.Offset)))
-		s.off = int64(s.start.Offset)
-		s.startAt = s.off
+		if s.stream {
+			if err := s.skipTo(int64(s.start.Offset)); err != nil { // stdin.go
+				return err
+			}
+		} else {
+			s.r.Reset(io.NewSectionReader(s.f, int64(s.start.Offset), s.size-int64(s.start.Offset)))
+			s.off = int64(s.start.Offset)
+			s.startAt = s.off
+		}
 		s.start = change.Position{}
 		s.lastType = 0 // unknown: checkEnd cannot tell what came before the start
 		s.pending = &fde
@@ -308,6 +422,13 @@ func (s *FileSource) closeFile() {
 		s.f.Close()
 		s.f = nil
 	}
+	if s.reading && s.followed[s.name] {
+		// A copy made to follow a ROTATE: read; its space is freed now.
+		os.Remove(s.name)
+		origins.Delete(s.name)
+		delete(s.followed, s.name)
+	}
+	s.reading = false
 }
 
 // Close releases the open file.

@@ -17,11 +17,14 @@ import (
 // FileError is a problem with a file named on the command line, found
 // before anything is read from it: it does not exist, is a directory, is
 // empty, compressed or not a binlog, or the files do not form one
-// sequence.
+// sequence. Usage marks a mistake in the arguments themselves (which
+// files were named: a missing path, a gap, '-' with other files), as
+// opposed to one in a file's content (a damaged archive).
 type FileError struct {
-	Path string
-	Msg  string
-	Hint string
+	Path  string
+	Msg   string
+	Hint  string
+	Usage bool
 }
 
 func (e *FileError) Error() string {
@@ -40,12 +43,14 @@ func (e *FileError) Error() string {
 // the missing file would be lost without a word. Files of different
 // series, or with no sequence number, must be given one at a time.
 //
-// A gzip- or zstd-compressed file (binlog.000042.gz), and stdin ('-', which
-// may be compressed too), are decompressed into a temporary directory
-// first and read from there; cleanup removes those copies.
-func ResolveFiles(files []string) (resolved []string, cleanup func(), err error) {
+// A gzip- or zstd-compressed file (binlog.000042.gz) is decompressed into
+// a temporary directory first and read from there (Origin names the file
+// it came from); cleanup removes those copies. Stdin ('-') is left as
+// "-", for OpenFiles to read as it arrives, unless copyStdin: then it is
+// copied too (for a caller that reads the binlogs more than once).
+func ResolveFiles(files []string, copyStdin bool) (resolved []string, cleanup func(), err error) {
 	u := &unpacker{}
-	resolved, err = resolveFiles(files, true, u)
+	resolved, err = resolveFiles(files, true, copyStdin, u)
 	if err != nil {
 		u.cleanup()
 		return nil, func() {}, err
@@ -56,17 +61,20 @@ func ResolveFiles(files []string) (resolved []string, cleanup func(), err error)
 // resolveFiles is ResolveFiles; without content, a file's first bytes are
 // not looked at (OpenFiles leaves that to reading, which reports it at
 // offset 0 of the file).
-func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
+func resolveFiles(files []string, content, copyStdin bool, u *unpacker) ([]string, error) {
 	if len(files) == 0 {
-		return nil, &FileError{Msg: "no binlog files given", Hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)"}
+		return nil, &FileError{Msg: "no binlog files given", Hint: "binlogcdc read /var/lib/mysql/binlog.000001 (or the binlog.index file)", Usage: true}
 	}
 	for _, f := range files {
 		if f == "-" && len(files) > 1 {
-			return nil, &FileError{Msg: "stdin ('-') must be the only file", Hint: "read the files by name, or one binlog from stdin"}
+			return nil, &FileError{Msg: "stdin ('-') must be the only file", Hint: "read the files by name, or one binlog from stdin", Usage: true}
 		}
 		if strings.HasSuffix(f, ".index") && len(files) > 1 {
-			return nil, &FileError{Path: f, Msg: "is the server's binlog index, given with other files", Hint: "give the index alone (it lists the binlogs), or only the binlog files (binlog.0*)"}
+			return nil, &FileError{Path: f, Msg: "is the server's binlog index, given with other files", Hint: "give the index alone (it lists the binlogs), or only the binlog files (binlog.0*)", Usage: true}
 		}
+	}
+	if len(files) == 1 && files[0] == "-" && !copyStdin {
+		return files, nil // read as it arrives (file.go openStdin)
 	}
 	fromIndex := false
 	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
@@ -74,27 +82,44 @@ func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
 		if err != nil {
 			return nil, &FileError{Path: files[0], Msg: strings.TrimPrefix(err.Error(), "binlog: "), Hint: "give the server's binlog index file (binlog.index in its datadir) or the binlog files"}
 		}
+		for i, f := range listed {
+			// An archived file listed by its plain name: read it compressed.
+			if _, err := os.Stat(f); os.IsNotExist(err) {
+				if found, _ := seriesForms(filepath.Dir(f), filepath.Base(f)); len(found) == 1 {
+					listed[i] = found[0]
+				}
+			}
+		}
 		files, fromIndex = listed, true
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range files {
-		f, err := u.unpack(f) // compressed.go: .gz, .zst, stdin
+	var out, given []string
+	seen := map[string]string{}
+	for _, g := range files {
+		if err := checkFile(g, false); err != nil { // before unpacking: name the path as given
+			var fe *FileError
+			if errors.As(err, &fe) {
+				fe.Usage = !fromIndex && g != "-"
+				if fromIndex {
+					fe.Msg += " (listed in the index)"
+				}
+			}
+			return nil, err
+		}
+		f, err := u.unpack(g) // compressed.go: .gz, .zst, stdin
 		if err != nil {
 			return nil, err
 		}
 		if err := checkFile(f, content); err != nil {
-			var fe *FileError
-			if fromIndex && errors.As(err, &fe) {
-				fe.Msg += " (listed in the index)"
-			}
 			return nil, err
 		}
-		if seen[filepath.Base(f)] {
+		if prev, ok := seen[filepath.Base(f)]; ok {
+			if prev != g && !sameFile(prev, g) {
+				return nil, &FileError{Path: g, Msg: fmt.Sprintf("and %s are both %s", prev, filepath.Base(f)), Hint: "give each binlog once, in one form (plain, .gz or .zst)", Usage: true}
+			}
 			continue // given twice: read once
 		}
-		seen[filepath.Base(f)] = true
-		out = append(out, f)
+		seen[filepath.Base(f)] = g
+		out, given = append(out, f), append(given, g)
 	}
 	if len(out) < 2 {
 		return out, nil
@@ -104,14 +129,14 @@ func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
 	for i, f := range out {
 		st, n, ok := Sequence(f)
 		if !ok {
-			return nil, &FileError{Msg: fmt.Sprintf("%s has no sequence number (like binlog.000042), so binlogcdc cannot tell in which order to read it with the other files", f),
-				Hint: "read it on its own, or give the server's binlog files by their own names"}
+			return nil, &FileError{Msg: fmt.Sprintf("%s has no sequence number (like binlog.000042), so binlogcdc cannot tell in which order to read it with the other files", given[i]),
+				Hint: "read it on its own, or give the server's binlog files by their own names", Usage: !fromIndex}
 		}
 		if i == 0 {
 			stem = st
 		} else if st != stem {
-			return nil, &FileError{Msg: fmt.Sprintf("%s and %s belong to different binlog series (%s.* and %s.*)", out[0], f, stem, st),
-				Hint: "read one server's binlog files (or one relay log) at a time"}
+			return nil, &FileError{Msg: fmt.Sprintf("%s and %s belong to different binlog series (%s.* and %s.*)", given[0], given[i], stem, st),
+				Hint: "read one server's binlog files (or one relay log) at a time", Usage: !fromIndex}
 		}
 		seqs[i] = n
 	}
@@ -131,11 +156,52 @@ func resolveFiles(files []string, content bool, u *unpacker) ([]string, error) {
 			if cur > prev+2 {
 				missing += fmt.Sprintf(" … %s.%0*d", stem, len(suffix(sorted[i])), cur-1)
 			}
-			return nil, &FileError{Msg: fmt.Sprintf("the files skip %s, between %s and %s: its changes would be lost", missing, filepath.Base(sorted[i-1]), filepath.Base(sorted[i])),
-				Hint: "give every file of the sequence (or the server's .index file), or read the parts before and after the gap in separate runs"}
+			return nil, &FileError{Msg: fmt.Sprintf("the files skip %s, between %s and %s: its changes would be lost", missing, given[idx[i-1]], given[idx[i]]),
+				Hint: "give every file of the sequence (or the server's .index file), or read the parts before and after the gap in separate runs", Usage: !fromIndex}
 		}
 	}
 	return sorted, nil
+}
+
+// sameFile reports whether a and b are the same file.
+func sameFile(a, b string) bool {
+	ai, aerr := os.Stat(a)
+	bi, berr := os.Stat(b)
+	return aerr == nil && berr == nil && os.SameFile(ai, bi)
+}
+
+// seriesForms returns the paths in dir under which the binlog named name
+// (binlog.000042) sits: plain, or compressed (binlog.000042.gz, .zst, …).
+func seriesForms(dir, name string) ([]string, error) {
+	var found []string
+	for _, ext := range append([]string{""}, CompressedSuffixes...) {
+		p := filepath.Join(dir, name+ext)
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.Mode().IsRegular():
+			found = append(found, p)
+		case err != nil && !os.IsNotExist(err):
+			return found, err
+		}
+	}
+	return found, nil
+}
+
+// laterInSeries returns a file in dir of the series stem (in any form)
+// whose sequence number is above n, or "".
+func laterInSeries(dir, stem string, n uint64) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	best, bestN := "", uint64(0)
+	for _, e := range ents {
+		st, m, ok := Sequence(PlainName(e.Name()))
+		if ok && st == stem && m > n && (best == "" || m < bestN) {
+			best, bestN = e.Name(), m
+		}
+	}
+	return best
 }
 
 // Sequence splits a binlog file name into its series and sequence number:
@@ -160,9 +226,12 @@ func suffix(path string) string {
 
 // checkFile says what is wrong with a path given as a binlog file.
 func checkFile(path string, content bool) error {
+	if path == "-" {
+		return nil // stdin: read as it arrives
+	}
 	fi, err := os.Stat(path)
 	switch {
-	case os.IsNotExist(err):
+	case os.IsNotExist(err) && path != "-":
 		return &FileError{Path: path, Msg: "no such file", Hint: "give the path of a binlog file (binlog.000001) or of the server's binlog.index"}
 	case err != nil:
 		return &FileError{Path: path, Msg: err.Error()}
@@ -194,7 +263,17 @@ func checkFile(path string, content bool) error {
 // short before its first event): exit code 4 like any other damage at a
 // position, here offset 0.
 func notBinlog(path, msg, hint string) error {
-	return &Error{Pos: change.Position{File: filepath.Base(path)}, Err: errors.New(msg), Hint: hint}
+	return &Error{Pos: change.Position{File: filepath.Base(path)}, Path: shownPath(path), Err: errors.New(msg), Hint: hint}
+}
+
+// shownPath is the path to name in a message about the file read from
+// path: the path given (a compressed file, not its copy), or "stdin".
+func shownPath(path string) string {
+	o := Origin(path)
+	if o == "-" {
+		return StdinName
+	}
+	return o
 }
 
 // checkStart is called when the event at the start position (s.startAt)
@@ -215,7 +294,7 @@ func (s *FileSource) checkStart(readErr error) error {
 			return readErr
 		}
 		if off > s.startAt && prev >= 0 {
-			return &FileError{Path: s.name,
+			return &FileError{Path: s.shown(),
 				Msg:  fmt.Sprintf("the start position %s:%d is not the start of an event: it falls inside the event at %d; the nearest event starts are %d and %d", s.base, s.startAt, prev, prev, off),
 				Hint: fmt.Sprintf("start at a transaction's first event (its GTID or BEGIN event): the Pos of a Gtid row of SHOW BINLOG EVENTS IN '%s', or the '# at N' before a GTID line of mariadb-binlog/mysqlbinlog (a JSON line's pos.offset is a rows event inside its transaction, not a start)", s.base)}
 		}

@@ -23,6 +23,9 @@ func (s *FileSource) readEvent() (*Event, error) {
 		if len(hdr) == 0 && err == io.EOF {
 			return nil, io.EOF
 		}
+		if err = s.readErr(pos, err); err != nil {
+			return nil, err
+		}
 		return nil, s.truncated(pos, fmt.Errorf("event header cut short after %d of %d bytes", len(hdr), HeaderSize))
 	}
 	h := parseHeader(hdr)
@@ -31,15 +34,27 @@ func (s *FileSource) readEvent() (*Event, error) {
 		return nil, &Error{Pos: pos, Err: fmt.Errorf("corrupt event header: event size %d is impossible", size),
 			Hint: "the file is damaged at this offset; events before it were read"}
 	}
-	if rest := s.size - s.off; size > rest {
+	if rest := s.size - s.off; !s.stream && size > rest {
 		return nil, s.truncated(pos, fmt.Errorf("%v event of %d bytes, but only %d bytes are left in the file", h.EventType, size, rest))
 	}
 	var raw []byte
 	if size <= int64(s.r.Size()) {
 		if raw, err = s.r.Peek(int(size)); err != nil {
+			if err := s.readErr(pos, err); err != nil {
+				return nil, err
+			}
 			return nil, s.truncated(pos, fmt.Errorf("%v event cut short: %v", h.EventType, err))
 		}
 		s.r.Discard(int(size))
+	} else if s.stream {
+		// Its size is not known to be there: the buffer grows as the
+		// bytes arrive, so a corrupt size allocates no more than them.
+		if raw, err = s.readGrowing(size); err != nil {
+			if err := s.readErr(pos, err); err != nil {
+				return nil, err
+			}
+			return nil, s.truncated(pos, fmt.Errorf("%v event cut short after %d of %d bytes", h.EventType, len(raw), size))
+		}
 	} else {
 		if int64(cap(s.buf)) < size {
 			// Room to grow into, except for a large event (a big row):

@@ -71,15 +71,15 @@ func TestFilesOutOfOrder(t *testing.T) {
 	if err := os.WriteFile(index, []byte("./binlog.000001\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, errText, code := runCLI(t, nil, "read", index, f1, f2); code != 1 || len(out) != 0 || !strings.Contains(errText, "give the index alone") {
+	if out, errText, code := runCLI(t, nil, "read", index, f1, f2); code != 2 || len(out) != 0 || !strings.Contains(errText, "give the index alone") {
 		t.Errorf("read INDEX FILES: exit %d, stderr %q", code, errText)
 	}
 	os.Remove(index)
 
 	// A gap: refused, nothing printed.
 	out, errText, code := runCLI(t, nil, "read", f3, f1)
-	if code != 1 || len(out) != 0 || !strings.Contains(errText, "skip binlog.000002") {
-		t.Errorf("read with a gap: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, and the missing file named", code, out, errText)
+	if code != 2 || len(out) != 0 || !strings.Contains(errText, "skip binlog.000002") {
+		t.Errorf("read with a gap: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, and the missing file named", code, out, errText)
 	}
 
 	// --to with the files backwards: the target ends equal to the source.
@@ -90,7 +90,7 @@ func TestFilesOutOfOrder(t *testing.T) {
 	// --to with a gap: refused before anything is applied.
 	dst2 := testserver.Start(t, testserver.Options{})
 	_, errText, code = runCLI(t, nil, "read", "--to", dst2.DSN()+"/", f1, f3)
-	if code != 1 || !strings.Contains(errText, "skip binlog.000002") {
+	if code != 2 || !strings.Contains(errText, "skip binlog.000002") {
 		t.Errorf("read --to with a gap: exit %d, stderr %q", code, errText)
 	}
 	if n := dst2.QueryStrings(t, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN ('s', 'binlogcdc')"); *n[0][0] != "0" {
@@ -152,8 +152,10 @@ func TestOutputIsInput(t *testing.T) {
 }
 
 // TestNotABinlog: a directory, an empty file, a text file, a damaged
-// gzip archive and a missing file each get their own message, and nothing
-// is printed.
+// gzip archive and a missing file each get their own message naming the
+// path as given, and nothing is printed. A path that is not a file (a
+// directory, nothing there) is a mistake on the command line: exit code
+// 2; a damaged archive 1; a file that is not a binlog 4.
 func TestNotABinlog(t *testing.T) {
 	dir := t.TempDir()
 	shop, err := os.ReadFile("../testdata/shop.binlog")
@@ -162,8 +164,9 @@ func TestNotABinlog(t *testing.T) {
 	}
 	gz := filepath.Join(dir, "binlog.000007.gz")
 	empty := filepath.Join(dir, "binlog.000009")
+	emptyGz := filepath.Join(dir, "binlog.000010.gz")
 	text := filepath.Join(dir, "notes.txt")
-	for p, data := range map[string][]byte{gz: gzipped(t, shop)[:300], empty: nil, text: []byte("hello\n")} {
+	for p, data := range map[string][]byte{gz: gzipped(t, shop)[:300], empty: nil, emptyGz: gzipped(t, nil), text: []byte("hello\n")} {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -173,14 +176,16 @@ func TestNotABinlog(t *testing.T) {
 		code int
 		want string
 	}{
-		{dir, 1, "is a directory, not a binlog file"},
+		{dir, 2, "is a directory, not a binlog file"},
 		{gz, 1, "is gzip-compressed, but cannot be decompressed"},
 		{empty, 4, "empty (0 bytes)"},
+		{emptyGz, 4, "empty (0 bytes)"},
 		{text, 4, "does not start with the binlog magic bytes"},
-		{filepath.Join(dir, "binlog.000001"), 1, "no such file"},
+		{filepath.Join(dir, "binlog.000001"), 2, "no such file"},
 	} {
 		out, errText, code := runCLI(t, nil, "read", c.arg)
-		if code != c.code || len(out) != 0 || !strings.Contains(errText, c.want) || !strings.Contains(errText, "hint:") {
+		if code != c.code || len(out) != 0 || !strings.Contains(errText, c.want) || !strings.Contains(errText, "hint:") ||
+			!strings.HasPrefix(errText, "binlogcdc: "+c.arg+":") {
 			t.Errorf("read %s: exit %d, stdout %q, stderr %q; want exit %d and %q with a hint", c.arg, code, out, errText, c.code, c.want)
 		}
 	}
@@ -251,7 +256,7 @@ func TestCompressedAndStdin(t *testing.T) {
 			t.Errorf("read - (%s): %v: %s\n%s\nwant:\n%s", what, err, errb.String(), out.Bytes(), one)
 		}
 	}
-	if _, errText, code := runCLI(t, nil, "read", "-", files[0]); code != 1 || !strings.Contains(errText, "must be the only file") {
+	if _, errText, code := runCLI(t, nil, "read", "-", files[0]); code != 2 || !strings.Contains(errText, "must be the only file") {
 		t.Errorf("read - FILE: exit %d, %s", code, errText)
 	}
 	// No copy is left behind in TMPDIR.

@@ -20,36 +20,61 @@ import (
 // will write (outputs: -o, profiles; "" for none) is one of them, before
 // anything is opened for writing. It returns the files in the order to
 // read them, and a cleanup that removes the copies of compressed files
-// and stdin (binlog.ResolveFiles) to call when done.
-func checkInputs(files []string, outputs map[string]string) ([]string, func(), error) {
-	resolved, cleanup, err := binlog.ResolveFiles(files)
+// (and of stdin, with copyStdin: for a command that reads the binlogs
+// more than once) to call when done.
+func checkInputs(files []string, outputs map[string]string, copyStdin bool) ([]string, func(), error) {
+	// Outputs first: naming an input is a mistake whatever the files hold.
+	given := append([]string(nil), files...)
+	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
+		if listed, err := binlog.ReadIndex(files[0]); err == nil {
+			given = append(given, listed...)
+		}
+	}
+	if err := checkOutputs(outputs, given); err != nil {
+		return nil, func() {}, err
+	}
+	resolved, cleanup, err := binlog.ResolveFiles(files, copyStdin)
 	if err != nil {
 		return nil, cleanup, err
 	}
-	inputs := append(append([]string(nil), resolved...), files...)
+	if err := checkOutputs(outputs, resolved); err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return resolved, cleanup, nil
+}
+
+// checkOutputs refuses an output that is one of inputs or of their series
+// (sameAsInput).
+func checkOutputs(outputs map[string]string, inputs []string) error {
 	for flag, out := range outputs {
 		if out == "" || out == "-" {
 			continue
 		}
 		if in, ok := sameAsInput(out, inputs); ok {
-			cleanup()
-			return nil, func() {}, usageError{
+			return usageError{
 				msg:  fmt.Sprintf("%s %s is an input file (%s): writing there would destroy it", flag, out, in),
 				hint: fmt.Sprintf("write the output to another file, e.g. %s %s", flag, filepath.Join(os.TempDir(), "binlogcdc.out"))}
 		}
 	}
-	return resolved, cleanup, nil
+	return nil
 }
 
 // sameAsInput reports which input out would overwrite: the same file
 // (also through a symlink or a hard link), or a file of an input's series
-// in its directory (binlog.000007 beside binlog.000006), which reading
-// would follow into through the ROTATE at the end of the input, or the
-// series' index file.
+// in its directory whatever its form or suffix (binlog.000007,
+// binlog.000007.gz or .zst beside binlog.000006.gz), which reading would
+// follow into through the ROTATE at the end of the input, or the series'
+// index file. inputs are paths as given (a compressed file, not its
+// decompressed copy: binlog.Origin).
 func sameAsInput(out string, inputs []string) (string, bool) {
 	ofi, oerr := os.Stat(out)
 	odir, derr := os.Stat(filepath.Dir(out))
 	for _, in := range inputs {
+		if in == "-" {
+			continue
+		}
+		in = binlog.Origin(in)
 		ifi, err := os.Stat(in)
 		if err == nil && oerr == nil && os.SameFile(ofi, ifi) {
 			return in, true
@@ -58,18 +83,33 @@ func sameAsInput(out string, inputs []string) (string, bool) {
 		if err != nil || derr != nil || !os.SameFile(odir, idir) {
 			continue
 		}
-		stem, _, ok := binlog.Sequence(in)
+		stem, _, ok := binlog.Sequence(binlog.PlainName(filepath.Base(in)))
 		if !ok {
 			continue
 		}
-		if ostem, _, ok := binlog.Sequence(out); ok && ostem == stem {
+		if inSeries(filepath.Base(out), stem) {
 			return in + "'s series, which reading follows", true
 		}
-		if filepath.Base(out) == stem+".index" {
+		if b := filepath.Base(out); b == stem+".index" || strings.HasPrefix(b, stem+".index.") {
 			return in + "'s index", true
 		}
 	}
 	return "", false
+}
+
+// inSeries reports whether the file name base is one of the series stem,
+// whatever follows its sequence number: stem.000042, stem.000042.gz,
+// stem.000042.anything.
+func inSeries(base, stem string) bool {
+	rest, ok := strings.CutPrefix(base, stem+".")
+	if !ok {
+		return false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	return n > 0 && (n == len(rest) || rest[n] == '.')
 }
 
 // checkAttachedValues refuses a flag that takes no value, or an optional

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -88,11 +90,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return report(err, stderr)
 }
 
-// flagSyntax ends every command's --help.
-const flagSyntax = `
-A flag that takes no value (--progress) or an optional one (--ddl) takes it
-only after '=': --progress=false, --ddl=skip. A separate word is an argument.
-`
+// flagSyntax ends a command's --help: how its flags that take no value
+// (or an optional one) are given a value, with its own flags as the
+// examples; "" when it has none.
+func flagSyntax(f *pflag.FlagSet) string {
+	var noValue, optional []string
+	f.VisitAll(func(fl *pflag.Flag) {
+		switch {
+		case fl.Hidden || fl.NoOptDefVal == "":
+		case fl.Name == "progress": // the usual example, first
+			noValue = append([]string{fl.Name}, noValue...)
+		case fl.Value.Type() == "bool":
+			noValue = append(noValue, fl.Name)
+		default:
+			optional = append(optional, fl.Name)
+		}
+	})
+	if len(noValue) == 0 && len(optional) == 0 {
+		return ""
+	}
+	var what, eg []string
+	if len(noValue) > 0 {
+		what = append(what, "takes no value (--"+noValue[0]+")")
+		eg = append(eg, "--"+noValue[0]+"=false")
+	}
+	if len(optional) > 0 {
+		fl := f.Lookup(optional[0])
+		what = append(what, "an optional one (--"+fl.Name+")")
+		alt := "skip"
+		if fl.Name != "ddl" {
+			alt = fl.NoOptDefVal
+		}
+		eg = append(eg, "--"+fl.Name+"="+alt)
+	}
+	return "\nA flag that " + strings.Join(what, " or ") + " takes it only after '=':\n" +
+		strings.Join(eg, ", ") + ". A separate word is an argument.\n"
+}
 
 // parseFlags parses a subcommand's flags; --help prints usage and the
 // flags, and a bad flag is a usageError pointing at --help.
@@ -103,7 +136,7 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 	f.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fmt.Fprint(stderr, flagUsages(f)) // args.go
-		fmt.Fprint(stderr, flagSyntax)
+		fmt.Fprint(stderr, flagSyntax(f))
 	}
 	if err := checkAttachedValues(f, args); err != nil { // args.go
 		return nil, err
@@ -121,6 +154,22 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 func warnf(w io.Writer) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
+	}
+}
+
+// onceWarnf is warnf, saying each warning once: for what a command that
+// reads its input more than once (recover) finds each time.
+func onceWarnf(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		mu.Lock()
+		defer mu.Unlock()
+		if !said[msg] {
+			said[msg] = true
+			warnf(w)("%s", msg)
+		}
 	}
 }
 
@@ -159,6 +208,9 @@ func report(err error, stderr io.Writer) int {
 		if fe.Hint != "" {
 			fmt.Fprintf(stderr, "hint: %s\n", fe.Hint)
 		}
+		if fe.Usage { // which files were named: a mistake on the command line
+			return exitUsage
+		}
 		return exitError
 	case errors.As(err, &pe):
 		fmt.Fprintf(stderr, "binlogcdc: %v\n", pe)
@@ -176,7 +228,7 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "binlogcdc: %v\n", me)
 		return exitMetadata
 	case errors.As(err, &be):
-		fmt.Fprintf(stderr, "binlogcdc: %s:%d: %v\n", be.Pos.File, be.Pos.Offset, be.Err)
+		fmt.Fprintf(stderr, "binlogcdc: %s: %v\n", be.Where(), be.Err)
 		if be.Hint != "" {
 			fmt.Fprintf(stderr, "hint: %s\n", be.Hint)
 		}

@@ -66,8 +66,12 @@ FILE may be binlog files (binlog.000001 binlog.000002 …, also gzip- or
 zstd-compressed: binlog.000001.gz), the server's .index file, or - for one
 binlog on stdin. The files are read in sequence order, whatever order they were
 given in; a gap in the sequence is refused. A ROTATE to the next file is
-followed when that file was given or sits in the same directory. No output
-(-o) may be an input file.
+followed when that file was given or sits in the same directory, plain or
+compressed (.gz, .zst); when it is not there, a warning says so, and a gap
+(a later file of the series is there) stops the run with exit code 4.
+Stdin is decoded as it arrives, each transaction written at its commit.
+No output (-o, profiles) may be an input file or any file of its series
+beside it. A mistake in which files were named exits with code 2.
 
 With --source instead of files, the server's binlogs are read over the
 replication protocol (like mysqlbinlog --read-from-remote-server), from
@@ -127,12 +131,13 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, false) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
 		}
 	}
+	o.Remote.Warnf = warnf(stderr) // a ROTATE that could not be followed
 	// --source: check the server and note where its binlog ends now.
 	if err := o.Remote.connect(ctx, infof(stderr)); err != nil { // remote.go
 		return err
@@ -199,7 +204,10 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		out = f
 		closeOut = f.Close
 	}
-	var sk sink.Sink = jsonl.New(out, jsonl.Options{Format: enc})
+	// stdin is read as it arrives: each transaction goes out at its
+	// commit, not when a block of output is full.
+	stdin := len(files) == 1 && files[0] == "-"
+	var sk sink.Sink = jsonl.New(out, jsonl.Options{Format: enc, FlushEachCommit: stdin})
 	if ks != nil { // --to kafka://…
 		sk = ks
 	}

@@ -126,7 +126,19 @@ func TestReadUsage(t *testing.T) {
 	if err := os.WriteFile(notBinlog, []byte("hello, not a binlog\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "binlog.000001")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "binlog.index")
+	if err := os.WriteFile(index, []byte("./binlog.000001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	shop := "../../testdata/shop.binlog"
+	copied := filepath.Join(dir, "copy.binlog")
+	if b, err := os.ReadFile(shop); err != nil || os.WriteFile(copied, b, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args   []string
 		code   int
@@ -146,9 +158,16 @@ func TestReadUsage(t *testing.T) {
 		{[]string{"read", "--exclude-tables", "db.[", shop}, exitUsage, "db.[", ""},
 		{[]string{"read", "--help"}, exitOK, "--start-position", ""},
 		{[]string{"version"}, exitOK, "", "binlogcdc "},
-		{[]string{"read", filepath.Join(dir, "missing.000001")}, exitError, "missing.000001", ""},
-		{[]string{"read", notBinlog}, exitCorrupt, "notes.txt:0: not a binlog file", ""},
-		{[]string{"read", "--start-position", "other.000009:4", shop}, exitError, "not among the files given", ""},
+		// Which files were named is part of the command line: exit 2.
+		{[]string{"read", filepath.Join(dir, "missing.000001")}, exitUsage, filepath.Join(dir, "missing.000001") + ": no such file", ""},
+		{[]string{"read", dir}, exitUsage, dir + ": is a directory", ""},
+		{[]string{"read", "-", shop}, exitUsage, "must be the only file", ""},
+		{[]string{"read", index, empty}, exitUsage, "given with other files", ""},
+		{[]string{"read", shop, copied}, exitUsage, "has no sequence number", ""},
+		{[]string{"read", "--start-position", "other.000009:4", shop}, exitUsage, "not among the files given", ""},
+		// A file message names the path as given.
+		{[]string{"read", notBinlog}, exitCorrupt, notBinlog + ":0: not a binlog file", ""},
+		{[]string{"read", empty}, exitCorrupt, empty + ":0: not a binlog file: it is empty", ""},
 		{[]string{"read", "--start-position", "shop.binlog:999999", shop}, exitCorrupt, "past the end of the file", ""},
 		{[]string{"read", "-o", filepath.Join(dir, "no-such-dir", "out.jsonl"), shop}, exitError, "no-such-dir", ""},
 		{[]string{"read", shop}, exitOK, "", `"op":"insert"`},

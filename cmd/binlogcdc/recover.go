@@ -134,7 +134,7 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}) // args.go
+		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
@@ -211,6 +211,13 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if o.Remote.remote {
 		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
 			return o.Remote.open(ctx, nil, from)
+		}
+	} else {
+		// The files are read more than once: a ROTATE that could not be
+		// followed is told once.
+		warn := onceWarnf(stderr)
+		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
+			return openFiles(files, from, warn)
 		}
 	}
 	h, err := recovery.Load(ctx, ro)

@@ -20,6 +20,10 @@ type RemoteOptions struct {
 	StartGTID string
 	From      string
 
+	// Warnf, if set, is told when reading files stops at a ROTATE whose
+	// file is not there (binlog.FileSource.Warnf).
+	Warnf func(format string, args ...any)
+
 	// Set by connect.
 	cfg    binlog.LiveConfig
 	end    change.Position
@@ -102,7 +106,7 @@ func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) 
 // the files.
 func (o *RemoteOptions) open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
 	if !o.remote {
-		return binlog.OpenFiles(files, start)
+		return openFiles(files, start, o.Warnf)
 	}
 	gtid := ""
 	if start.File == "" {
@@ -117,6 +121,16 @@ func (o *RemoteOptions) open(ctx context.Context, files []string, start change.P
 		}
 	}
 	return binlog.DialRemote(ctx, o.cfg, start, gtid, o.end)
+}
+
+// openFiles opens the binlog files from start, telling warnf (if set)
+// where a ROTATE could not be followed.
+func openFiles(files []string, start change.Position, warnf func(string, ...any)) (*binlog.FileSource, error) {
+	src, err := binlog.OpenFiles(files, start)
+	if err == nil {
+		src.Warnf = warnf
+	}
+	return src, err
 }
 
 // resume is resumeFiles (replay.go) for the target's checkpoint cp: with

@@ -439,6 +439,9 @@ func resumeFiles(files []string, cp change.Position) (start change.Position, don
 	later := true
 	for _, f := range files {
 		b := filepath.Base(f)
+		if f == "-" {
+			b = binlog.StdinName // read as it arrives: positions name it so
+		}
 		if b == cp.File {
 			return cp, false, nil
 		}
