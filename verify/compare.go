@@ -44,10 +44,15 @@ var stringTypes = map[string]bool{"char": true, "varchar": true, "tinytext": tru
 // DECIMAL and DOUBLE (HEX would round them to integers: DOUBLE's text is
 // the shortest that reads back exactly), of FLOAT through DOUBLE (a
 // FLOAT's own text has 6 digits: 1.0000001 and 1.0000002 both print 1);
-// 'N' for NULL, which none of these gives.
+// the number of an ENUM or SET value; 'N' for NULL, which none of these
+// gives. Every part has a fixed length or no ',' in it, so the list
+// joined by ',' is unambiguous.
 func exact(c column) string {
 	ref := quote(c.name)
 	switch {
+	case c.dataType == "enum" || c.dataType == "set":
+		// The number: '' and the error value 0 have the same text.
+		return "IFNULL(HEX(" + ref + "+0), 'N')"
 	case c.dataType == "float":
 		return "IFNULL(CAST(CAST(" + ref + " AS DOUBLE) AS CHAR), 'N')"
 	case c.dataType == "decimal" || c.dataType == "double":
@@ -65,6 +70,10 @@ func shown(c column) string {
 	switch {
 	case textTypes[c.dataType] || intTypes[c.dataType] || c.dataType == "year" || c.dataType == "bit":
 		return "IFNULL(CAST(" + ref + "+0 AS CHAR), 'NULL')"
+	case c.dataType == "enum" || c.dataType == "set":
+		// The number beside an empty label: the member '' and the
+		// error value 0 look alike.
+		return "IFNULL(IF(" + ref + " = '', CONCAT(QUOTE(" + ref + "), '#', " + ref + "+0), QUOTE(" + ref + ")), 'NULL')"
 	case binaryTypes[c.dataType]:
 		return "IFNULL(CONCAT('0x', HEX(LEFT(" + ref + ", 32)), IF(LENGTH(" + ref + ") > 32, '…', '')), 'NULL')"
 	}
@@ -72,8 +81,8 @@ func shown(c column) string {
 }
 
 func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
-	out := &Table{DB: st.db, Name: st.name, Versioned: st.versioned}
-	cols := commonColumns(st, dt, out)
+	out := &Table{DB: st.db, Name: st.name, Versioned: st.versioned, strict: opts.StrictSchema}
+	cols := compareDefinitions(st, dt, out)
 	if len(cols) == 0 {
 		out.Schema = append(out.Schema, "no columns in common")
 		return out, nil
@@ -90,8 +99,7 @@ func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
 	}
 	key := st.key
 	if strings.Join(st.key, "\x00") != strings.Join(dt.key, "\x00") {
-		out.Schema = append(out.Schema, fmt.Sprintf("primary key: source (%s), target (%s)", names(st.key), names(dt.key)))
-		key = nil
+		key = nil // reported by compareDefinitions
 	}
 	for _, k := range key {
 		if _, ok := byName[k]; !ok {
@@ -125,30 +133,32 @@ func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
 		p.display = "CONCAT('(', CONCAT_WS(', '," + strings.Join(disp, ",") + "), ')')"
 	}
 
+	// The proof: every row of both sides, read at once.
+	var ds, dd digest
+	var es, ed error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ds, es = s.rowDigest(cols, st)
+	}()
+	dd, ed = d.rowDigest(cols, dt)
+	<-done
+	if es != nil || ed != nil {
+		out.Error = readError(es, ed, st)
+		return out, nil
+	}
+	out.SourceRows, out.TargetRows = int64(ds.rows), int64(dd.rows)
+	out.Method = "SHA-256 of every row"
+	if len(key) == 0 {
+		out.Method += "; no primary key: compared as a multiset of rows"
+	}
+	if ds == dd {
+		return out, nil
+	}
+	out.RowsDiffer = true
+	// Name the rows: the first split (of the key's range, or into hash
+	// buckets) compares the whole table, equal parts end the search.
 	var err error
-	if out.SourceRows, err = s.count(st); err != nil {
-		return nil, err
-	}
-	if out.TargetRows, err = d.count(dt); err != nil {
-		return nil, err
-	}
-	if len(out.Schema) == 0 && !st.versioned && !dt.versioned && out.SourceRows == out.TargetRows && !opts.HashRows {
-		cs, err := s.checksum(st)
-		if err != nil {
-			return nil, err
-		}
-		cd, err := d.checksum(dt)
-		if err != nil {
-			return nil, err
-		}
-		if cs == cd {
-			out.Method = "CHECKSUM TABLE"
-			return out, nil
-		}
-	}
-	// The first split (of the key's range, or into hash buckets) compares
-	// the whole table: equal parts end the check.
-	out.Method = "row hashes"
 	if p.intKey != "" {
 		err = p.bisect(s, d)
 	} else {
@@ -157,49 +167,21 @@ func compareTable(s, d *side, st, dt *tableInfo, opts Options) (*Table, error) {
 	return out, err
 }
 
-// commonColumns returns the source's columns that the target has too, and
-// notes every difference of the columns in out.Schema.
-func commonColumns(st, dt *tableInfo, out *Table) []column {
-	if st.versioned != dt.versioned {
-		out.Schema = append(out.Schema, fmt.Sprintf("system versioning: source %v, target %v", st.versioned, dt.versioned))
-	}
-	tcols := map[string]column{}
-	for _, c := range dt.cols {
-		tcols[strings.ToLower(c.name)] = c
-	}
-	var cols []column
-	seen := map[string]bool{}
-	for _, c := range st.cols {
-		lc := strings.ToLower(c.name)
-		seen[lc] = true
-		tc, ok := tcols[lc]
-		switch {
-		case !ok:
-			out.Schema = append(out.Schema, "column "+quote(c.name)+" is missing on the target")
+// readError says why a table could not be read on a side, and what to
+// do about it.
+func readError(es, ed error, t *tableInfo) string {
+	var msgs []string
+	for _, e := range []error{es, ed} {
+		if e == nil {
 			continue
-		case tc.typ != c.typ || tc.nullable != c.nullable:
-			out.Schema = append(out.Schema, fmt.Sprintf("column %s: source %s%s, target %s%s", quote(c.name), c.typ, nullText(c), tc.typ, nullText(tc)))
 		}
-		cols = append(cols, c)
-	}
-	for _, c := range dt.cols {
-		if !seen[strings.ToLower(c.name)] {
-			out.Schema = append(out.Schema, "column "+quote(c.name)+" is extra on the target")
+		m := e.Error()
+		if strings.Contains(m, "command denied") {
+			m += fmt.Sprintf(" (verify needs SELECT on %s.%s on both sides: GRANT SELECT ON %s.* TO the user)", quote(t.db), quote(t.name), quote(t.db))
 		}
+		msgs = append(msgs, m)
 	}
-	if st.versioned && dt.versioned && periodEnd(cols) == "" {
-		// Implicit period columns are not in information_schema.
-		cols = append(cols, column{name: "row_start", dataType: "timestamp", extra: "ROW START"},
-			column{name: "row_end", dataType: "timestamp", extra: "ROW END"})
-	}
-	return cols
-}
-
-func nullText(c column) string {
-	if c.nullable == "NO" {
-		return " NOT NULL"
-	}
-	return ""
+	return "cannot read the rows: " + strings.Join(msgs, "; ")
 }
 
 func periodEnd(cols []column) string {
@@ -229,11 +211,12 @@ func names(cols []string) string {
 }
 
 // groups folds the hashes of the rows matching cond, grouped by the
-// value of the SQL expression bucket, into "count xor sum" (64 and 32
-// bits of each MD5) per group.
+// value of the SQL expression bucket, into "count sum sum" (the exact
+// sums of the two 64-bit halves of each MD5) per group: no difference
+// cancels out but by a collision of both sums.
 func (p *plan) groups(sd *side, t *tableInfo, bucket, cond string) (map[string]string, error) {
-	rows, err := sd.query("SELECT b, COUNT(*), BIT_XOR(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
-		"SUM(CAST(CONV(SUBSTRING(h, 17, 8), 16, 10) AS UNSIGNED)) FROM (SELECT " + bucket + " AS b, " + p.hash +
+	rows, err := sd.query("SELECT b, COUNT(*), SUM(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
+		"SUM(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) FROM (SELECT " + bucket + " AS b, " + p.hash +
 		" AS h FROM " + from(t) + " WHERE " + cond + ") x GROUP BY b")
 	if err != nil {
 		return nil, err

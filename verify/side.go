@@ -18,10 +18,32 @@ type tableInfo struct {
 	versioned bool
 	cols      []column
 	key       []string // the primary key's columns, in key order
+	// indexes: each index's definition ("UNIQUE `u` (`a`,`b`(10))"),
+	// in name order.
+	indexes []index
+	// options: the table's attributes that do not change its data
+	// (engine, row format, default collation, comment, AUTO_INCREMENT).
+	options map[string]string
 }
 
+// column is what information_schema.COLUMNS says about a column.
 type column struct {
 	name, typ, dataType, nullable, extra string
+	pos                                  int
+	def                                  *string // COLUMN_DEFAULT (nil: none)
+	charset, collation                   string
+	generated                            string // IS_GENERATED: NEVER or ALWAYS
+	expr                                 string // GENERATION_EXPRESSION
+	comment                              string
+	asBytes                              bool // read as UNHEX(HEX()): a UUID or address on a side
+}
+
+// index is one index of a table.
+type index struct {
+	name   string
+	unique bool
+	cols   []string // `col` or `col`(prefix), DESC marked
+	typ    string   // BTREE, HASH, FULLTEXT, SPATIAL
 }
 
 // exec runs a statement that returns no rows.
@@ -101,6 +123,27 @@ func (s *side) binlogPos() string {
 	return str(rows[0][0]) + ":" + str(rows[0][1])
 }
 
+// snapshotPos is the binlog position of the session's consistent
+// snapshot (MariaDB's Binlog_snapshot_file/position), else the current
+// one; "" without a binlog.
+func (s *side) snapshotPos() string {
+	rows, err := s.query("SHOW SESSION STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	if err == nil && len(rows) == 2 {
+		var file, pos string
+		for _, r := range rows {
+			if str(r[0]) == "Binlog_snapshot_file" {
+				file = str(r[1])
+			} else {
+				pos = str(r[1])
+			}
+		}
+		if file != "" {
+			return file + ":" + pos
+		}
+	}
+	return s.binlogPos()
+}
+
 // systemDBs are never compared.
 var systemDBs = "'mysql','information_schema','performance_schema','sys'"
 
@@ -125,28 +168,61 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 	if len(out) == 0 {
 		return out, nil
 	}
+	opts, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE, ROW_FORMAT, TABLE_COLLATION, TABLE_COMMENT, AUTO_INCREMENT, CREATE_OPTIONS " +
+		"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range opts {
+		if t := out[str(r[0])+"\x00"+str(r[1])]; t != nil {
+			t.options = map[string]string{"ENGINE": str(r[2]), "ROW_FORMAT": str(r[3]), "default COLLATE": str(r[4]),
+				"COMMENT": str(r[5]), "AUTO_INCREMENT": str(r[6]), "options": str(r[7])}
+		}
+	}
 	// MariaDB names a system-versioning period column's role in
 	// GENERATION_EXPRESSION ("ROW START", "ROW END").
 	cols, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE, " +
-		"CONCAT_WS(' ', EXTRA, IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), GENERATION_EXPRESSION, NULL)) " +
+		"CONCAT_WS(' ', EXTRA, IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), GENERATION_EXPRESSION, NULL)), " +
+		"ORDINAL_POSITION, COLUMN_DEFAULT, IFNULL(CHARACTER_SET_NAME, ''), IFNULL(COLLATION_NAME, ''), IS_GENERATED, " +
+		"IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), '', IFNULL(GENERATION_EXPRESSION, '')), COLUMN_COMMENT " +
 		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range cols {
 		if t := out[str(r[0])+"\x00"+str(r[1])]; t != nil {
-			t.cols = append(t.cols, column{name: str(r[2]), typ: str(r[3]), dataType: strings.ToLower(str(r[4])), nullable: str(r[5]), extra: strings.ToUpper(str(r[6]))})
+			c := column{name: str(r[2]), typ: str(r[3]), dataType: strings.ToLower(str(r[4])), nullable: str(r[5]), extra: strings.ToUpper(str(r[6])),
+				def: r[8], charset: str(r[9]), collation: str(r[10]), generated: str(r[11]), expr: str(r[12]), comment: str(r[13])}
+			fmt.Sscan(str(r[7]), &c.pos)
+			t.cols = append(t.cols, c)
 		}
 	}
-	keys, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS " +
-		"WHERE INDEX_NAME = 'PRIMARY' AND TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX")
+	keys, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, COLLATION, INDEX_TYPE " +
+		"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range keys {
-		if t := out[str(r[0])+"\x00"+str(r[1])]; t != nil {
-			t.key = append(t.key, str(r[2]))
+		t := out[str(r[0])+"\x00"+str(r[1])]
+		if t == nil {
+			continue
 		}
+		name := str(r[2])
+		if name == "PRIMARY" {
+			t.key = append(t.key, str(r[4]))
+		}
+		if n := len(t.indexes); n == 0 || t.indexes[n-1].name != name {
+			t.indexes = append(t.indexes, index{name: name, unique: str(r[3]) == "0", typ: str(r[7])})
+		}
+		ix := &t.indexes[len(t.indexes)-1]
+		c := quote(str(r[4]))
+		if r[5] != nil {
+			c += "(" + *r[5] + ")"
+		}
+		if str(r[6]) == "D" {
+			c += " DESC"
+		}
+		ix.cols = append(ix.cols, c)
 	}
 	return out, nil
 }
@@ -160,18 +236,6 @@ func (s *side) count(t *tableInfo) (int64, error) {
 	var n int64
 	fmt.Sscan(str(rows[0][0]), &n)
 	return n, nil
-}
-
-// checksum is CHECKSUM TABLE's result.
-func (s *side) checksum(t *tableInfo) (string, error) {
-	rows, err := s.query("CHECKSUM TABLE " + quote(t.db) + "." + quote(t.name))
-	if err != nil {
-		return "", err
-	}
-	if len(rows) != 1 || rows[0][1] == nil {
-		return "", fmt.Errorf("%s: CHECKSUM TABLE %s.%s returned no checksum", s.name, quote(t.db), quote(t.name))
-	}
-	return *rows[0][1], nil
 }
 
 // from is the FROM clause: the table, with its history when versioned.

@@ -1,19 +1,25 @@
-// Package verify compares the tables of two quiet servers — a source and
-// a copy that binlogcdc replayed into — and names the rows that differ.
+// Package verify compares the tables of two servers — a source and a
+// copy that binlogcdc replayed into — and names the rows that differ.
 //
-// For each table it compares the columns, then CHECKSUM TABLE and the row
-// counts; equal checksums and counts end the table's check. Otherwise it
-// compares aggregates of per-row hashes computed on the servers: the
-// MD5 of every column's exact text (see exact), folded
-// into a count, a 64-bit XOR and a sum. Tables whose primary key starts
-// with an integer column have that column's range split 16 ways (each
-// differing part again) down to parts of a few hundred rows, whose keys
-// and hashes are then fetched and matched; other tables (other keys, no primary key) are split into
-// buckets by a hash of the key (of the whole row without a key), and the
-// rows of the differing buckets are matched the same way. A row is
-// "changed" (same key, other values), "missing" on the target or "extra"
-// on it; without a primary key, a row is missing or extra as many times
-// as it is.
+// For each table it compares the definitions (see schema.go), then
+// proves the rows equal or not from every row of both sides, read in
+// each side's consistent snapshot and hashed here (see stream.go): a
+// false "equal" needs a collision of two independent 64-bit words of
+// SHA-256 sums, at most 2^-128 per table. CHECKSUM TABLE is never used:
+// it hashes a VARCHAR's or BLOB's bytes without their length, skips
+// VIRTUAL columns and is 32 bits wide.
+//
+// When the rows differ, they are named by aggregates of per-row hashes
+// computed on the servers: the MD5 of every column's exact text (see
+// exact), folded into a count and two exact 64-bit sums. Tables whose
+// primary key starts with an integer column have that column's range
+// split 16 ways (each differing part again) down to parts of a few
+// hundred rows, whose keys and hashes are then fetched and matched; other
+// tables (other keys, no primary key) are split into buckets by a hash
+// of the key (of the whole row without a key), and the rows of the
+// differing buckets are matched the same way. A row is "changed" (same
+// key, other values), "missing" on the target or "extra" on it; without
+// a primary key, a row is missing or extra as many times as it is.
 //
 // System-versioned tables are compared with their history (FOR
 // SYSTEM_TIME ALL, including the row_start/row_end columns).
@@ -31,9 +37,10 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-// Querier runs one statement: a *client.Conn of go-mysql.
+// Querier runs statements: a *client.Conn of go-mysql.
 type Querier interface {
 	Execute(command string, args ...any) (*mysql.Result, error)
+	Prepare(query string) (*client.Stmt, error)
 }
 
 // Options change what Run compares.
@@ -47,9 +54,9 @@ type Options struct {
 	// Leaf is the size of a key range whose rows are fetched rather than
 	// split further (default 500).
 	Leaf int
-	// HashRows compares the row hashes even when CHECKSUM TABLE and the
-	// row counts agree (CHECKSUM TABLE is a 32-bit checksum).
-	HashRows bool
+	// StrictSchema makes a definition difference that changes no data
+	// (engine, comments, display widths...) a difference of the table.
+	StrictSchema bool
 	// Progress, when set, receives a line per table.
 	Progress io.Writer
 }
@@ -76,24 +83,39 @@ type Table struct {
 	Versioned  bool  // compared with its history (FOR SYSTEM_TIME ALL)
 	SourceRows int64 // -1: the table is not there
 	TargetRows int64
-	// Schema lists differences of the columns (names, types, nullability),
-	// of system versioning, and a table missing on one side.
+	// Schema lists the differences of the definitions that change data
+	// (columns, their order and attributes, keys, system versioning),
+	// and a table missing on one side.
 	Schema []string
-	Rows   []Row
+	// Cosmetic lists the differences of the definitions that change no
+	// data (engine, comments, display widths, indexes that are not
+	// keys...): the table differs for them only with StrictSchema.
+	Cosmetic []string
+	// RowsDiffer: the rows' digests differ (Rows names the rows found).
+	RowsDiffer bool
+	// Error says why the rows could not be compared (a side cannot read
+	// them): the table is not proven equal.
+	Error string
+	Rows  []Row
 	// Truncated is set when more rows differ than Options.MaxRows.
 	Truncated bool
 	// Method says how the data was found equal or different.
 	Method string
+	strict bool
 }
 
 // Equal reports whether the table is the same on both sides.
 func (t *Table) Equal() bool {
-	return len(t.Schema) == 0 && len(t.Rows) == 0 && t.SourceRows == t.TargetRows
+	return len(t.Schema) == 0 && len(t.Rows) == 0 && !t.RowsDiffer && t.Error == "" &&
+		t.SourceRows == t.TargetRows && (!t.strict || len(t.Cosmetic) == 0)
 }
 
 // Report is the result of Run.
 type Report struct {
 	Tables []*Table
+	// SourcePos is the source's binlog position of its snapshot
+	// ("file:offset"; "" without a binlog).
+	SourcePos string
 	// Warnings: the source changed while it was compared, and the like.
 	Warnings []string
 }
@@ -125,7 +147,7 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	startPos := s.binlogPos()
+	startPos := s.snapshotPos()
 	srcTables, err := s.tables(opts.Select)
 	if err != nil {
 		return nil, err
@@ -134,7 +156,7 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{}
+	rep := &Report{SourcePos: startPos}
 	for _, key := range unionKeys(srcTables, dstTables) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -143,12 +165,12 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 		var res *Table
 		switch {
 		case dt == nil:
-			res = &Table{DB: st.db, Name: st.name, SourceRows: -1, TargetRows: -1, Schema: []string{"missing on the target"}}
+			res = &Table{DB: st.db, Name: st.name, SourceRows: -1, TargetRows: -1, Schema: []string{"missing on the target (or the --to user has no privilege on it)"}}
 			if n, err := s.count(st); err == nil {
 				res.SourceRows = n
 			}
 		case st == nil:
-			res = &Table{DB: dt.db, Name: dt.name, SourceRows: -1, TargetRows: -1, Schema: []string{"extra on the target: the source has no such table"}}
+			res = &Table{DB: dt.db, Name: dt.name, SourceRows: -1, TargetRows: -1, Schema: []string{"extra on the target: the source has no such table (or the --source user has no privilege on it)"}}
 			if n, err := d.count(dt); err == nil {
 				res.TargetRows = n
 			}
@@ -164,7 +186,9 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 		}
 	}
 	if end := s.binlogPos(); startPos != end {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the source's binlog moved from %s to %s while it was compared: it was not quiet, and differences may be changes not replayed yet", startPos, end))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the source changed while verify ran (its binlog moved from %s to %s): "+
+			"each side was read in one consistent snapshot, the source's at %s, so a table found equal was equal at that position; "+
+			"a difference may be a change the target had not applied yet (run verify again when the target has caught up)", startPos, end, startPos))
 	}
 	for _, sd := range []*side{s, d} {
 		sd.exec("COMMIT")
@@ -179,10 +203,20 @@ func (t *Table) summary() string {
 		name += " (with history)"
 	}
 	if t.Equal() {
-		return fmt.Sprintf("ok      %s: %d rows equal (%s)", name, t.SourceRows, t.Method)
+		line := fmt.Sprintf("ok      %s: %d rows equal (%s)", name, t.SourceRows, t.Method)
+		if len(t.Cosmetic) > 0 {
+			line += "; definitions differ in what changes no data: " + strings.Join(t.Cosmetic, "; ")
+		}
+		return line
 	}
 	var parts []string
 	parts = append(parts, t.Schema...)
+	if t.strict {
+		parts = append(parts, t.Cosmetic...)
+	}
+	if t.Error != "" {
+		parts = append(parts, t.Error)
+	}
 	switch {
 	case t.SourceRows >= 0 && t.TargetRows >= 0:
 		parts = append(parts, fmt.Sprintf("%d rows on the source, %d on the target", t.SourceRows, t.TargetRows))
@@ -204,6 +238,9 @@ func (t *Table) summary() string {
 	if t.Truncated {
 		parts = append(parts, "more rows differ (only the first are listed)")
 	}
+	if t.RowsDiffer && len(t.Rows) == 0 {
+		parts = append(parts, "the rows differ, but no single row could be named (the per-row hashes that name rows agree: compare the table's rows by other means)")
+	}
 	return fmt.Sprintf("DIFFERS %s: %s", name, strings.Join(parts, "; "))
 }
 
@@ -218,6 +255,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if r.SourcePos != "" {
+		fmt.Fprintf(w, "source snapshot at binlog %s\n", r.SourcePos)
 	}
 	if n := len(r.Differing()); n > 0 {
 		fmt.Fprintf(w, "%d of %d tables differ\n", n, len(r.Tables))

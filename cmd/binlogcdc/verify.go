@@ -17,16 +17,31 @@ const verifyUsage = `Usage:
   binlogcdc verify --source mysql://user@host:port --to mysql://user@backup:port/ [flags]
 
 Compares every table of the source with the target that binlogcdc replayed
-into (read/stream --to, --format sql, recover --to), while both are quiet:
-columns, row counts and CHECKSUM TABLE, then hashes of every row computed
-on the servers, per primary-key range, to name the rows that differ
-(changed, missing on the target, extra on the target). Tables without a
-primary key are compared as multisets of rows; system-versioned tables
-with their history. The system databases and binlogcdc.checkpoint are
-left out.
+into (read/stream --to, --format sql, recover --to). Each side is read in
+one consistent snapshot; a source that changes meanwhile is reported with
+the snapshot's binlog position.
+
+Definitions: every column attribute that changes what is stored or how it
+compares (position, type, character set, collation, nullability, default,
+generated or not and its expression, INVISIBLE, AUTO_INCREMENT, ON UPDATE)
+and the primary and unique keys; a difference makes the table differ.
+Differences that change no data (engine, row format, comments, int(11)
+against int, the AUTO_INCREMENT counter, other indexes) are listed, and
+make the table differ only with --strict-schema.
+
+Rows: every row of both sides is read once (binary protocol: stored
+numbers, exact text of DECIMAL and temporal values, string bytes with
+their lengths, ENUM/SET numbers) and the SHA-256 of each is summed; a
+false "equal" needs a collision of two 64-bit sums (at most 2^-128 per
+table). CHECKSUM TABLE is not used. When the rows differ, hashes computed
+on the servers per primary-key range name them: changed, missing on the
+target, extra on the target. Tables without a primary key are compared as
+multisets of rows; system-versioned tables with their history. The system
+databases and binlogcdc's own tables are left out.
 
 Prints one line per table and the differing rows; exits 0 when every
-table is equal, 1 when one differs or the comparison failed.
+table is equal, 1 when one differs or cannot be read, or the comparison
+failed.
 
 Flags:
 `
@@ -39,6 +54,7 @@ type VerifyOptions struct {
 	ExcludeTables []string
 	MaxRows       int
 	HashRows      bool
+	StrictSchema  bool
 }
 
 func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,7 +69,9 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 		f.StringArrayVar(&o.Tables, "tables", nil, "only tables matching `db.table` (globs: shop.*, *.orders); repeatable")
 		f.StringArrayVar(&o.ExcludeTables, "exclude-tables", nil, "skip tables matching `db.table` (globs); repeatable; wins over --tables")
 		f.IntVar(&o.MaxRows, "max-rows", 100, "name at most `N` differing rows per table")
-		f.BoolVar(&o.HashRows, "hash-rows", false, "compare the hashes of all rows even when CHECKSUM TABLE and the row counts agree")
+		f.BoolVar(&o.StrictSchema, "strict-schema", false, "a definition difference that changes no data (engine, row format, comments, int(11) against int, AUTO_INCREMENT counter, indexes that are not keys) makes the table differ too")
+		f.BoolVar(&o.HashRows, "hash-rows", false, "no effect: every row is always hashed (kept for old scripts)")
+		f.MarkHidden("hash-rows")
 	})
 	if err != nil {
 		return err
@@ -91,7 +109,7 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// the only way go-mysql has.
 	stop := context.AfterFunc(ctx, func() { srcConn.Close(); dstConn.Close() })
 	defer stop()
-	rep, err := verify.Run(ctx, srcConn, dstConn, verify.Options{Select: filter.Table, MaxRows: o.MaxRows, HashRows: o.HashRows})
+	rep, err := verify.Run(ctx, srcConn, dstConn, verify.Options{Select: filter.Table, MaxRows: o.MaxRows, StrictSchema: o.StrictSchema})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
