@@ -152,6 +152,11 @@ summary() {
 	echo
 	echo "scale targets (issue 15), every figure from this run"
 	row "recover peak RSS, largest of $(kv "$RES/memory.kv" recover_sizes) rows" "$rec MiB" "<= 128 MiB: $(verdict "$rec" 128 le)"
+	local btm
+	btm=$(kv "$RES/memory.kv" bigtx_recover_max_mib)
+	row "recover peak RSS, big transactions (bench/gen.sh bigtx)" "$btm MiB" "<= 128 MiB: $(verdict "$btm" 128 le)"
+	rec=$(kv "$RES/memory.kv" recover_cpu_ratio)
+	row "recover CPU on disk / in memory ($(kv "$RES/memory.kv" recover_cpu_rows) rows)" "${rec}x" "<= 1.5x: $(verdict "$rec" 1.5 le)"
 	tr ' ' '\n' <"$RES/memory.kv" | sed -n 's/^bigrow_\(.*\)_mib=\(.*\)/\1 \2/p' | while read -r k v; do
 		row "one $rowmb MiB row, peak RSS: $k" "$v MiB" "<= 2x row + 64 MiB: $(verdict "$v" "$lim" le)"
 	done

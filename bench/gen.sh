@@ -90,6 +90,54 @@ gen_replay() {
 	echo "gen: replay.binlog: $(stat -c %s "$d/replay.binlog") bytes, $(wc -l <"$d/final.tsv") final rows" >&2
 	echo "$st" >"$d/stamp"
 }
+# gen_bigtx makes $out/bigtx-recover/: bigtx.binlog, the big-transaction
+# shapes of issue 26 for recover, in tables of (id INT PRIMARY KEY, a
+# BIGINT, d DECIMAL(12,2), dt DATETIME(6), s VARCHAR(60), t TEXT):
+# bt.bulk filled by 20 INSERT … SELECT of 50,000 rows each (one
+# transaction each), then one UPDATE of 100,000 rows and one DELETE of
+# 10,000; bt.one filled by one INSERT … SELECT of 1M rows (one
+# transaction). Both tables are dropped at the end (recover's default
+# incarnation). Also bulk.tsv and one.tsv, each table's rows before the
+# drop as SELECT … INTO OUTFILE writes them. Cached on its own stamp.
+gen_bigtx() {
+	local d=$out/bigtx-recover st
+	st="$(declare -f gen_bigtx | sha256sum | cut -c1-16)"
+	if [ "${FORCE:-0}" != 1 ] && [ -f "$d/stamp" ] && [ "$(cat "$d/stamp")" = "$st" ]; then
+		echo "gen: bigtx-recover input cached in $d" >&2
+		return 0
+	fi
+	rm -rf "$d"
+	mkdir -p "$d"
+	echo "gen: big transactions for recover (20 x 50,000-row INSERT ... SELECT, a 100,000-row UPDATE, a DELETE; one 1M-row INSERT ... SELECT)" >&2
+	mdb_start "$BENCH_DIR/gen-bigtx" "${mdb_binlog_flags[@]}"
+	local dd=$BENCH_DIR/gen-bigtx f cols sel
+	mdb -e 'FLUSH BINARY LOGS'
+	f=$(mdb -e 'SHOW MASTER STATUS' | cut -f1)
+	cols="id INT PRIMARY KEY, a BIGINT, d DECIMAL(12,2), dt DATETIME(6), s VARCHAR(60), t TEXT"
+	sel="seq, seq*7919 % 1000003, (seq % 100000)/100, TIMESTAMPADD(MICROSECOND, seq*1234567, '2024-01-01'), CONCAT('user', seq % 50000, '@example.com'), REPEAT('lorem ipsum ', 1 + seq % 10)"
+	{
+		echo "CREATE DATABASE bt; USE bt; CREATE TABLE bt.bulk ($cols); CREATE TABLE bt.one ($cols);"
+		for i in $(seq 0 19); do
+			echo "INSERT INTO bt.bulk SELECT $sel FROM seq_$((i * 50000 + 1))_to_$((i * 50000 + 50000));"
+		done
+		echo "UPDATE bt.bulk SET d = d + 1.25, t = CONCAT('upd ', t) WHERE id % 10 = 0;"
+		echo "DELETE FROM bt.bulk WHERE id % 100 = 5;"
+		echo "INSERT INTO bt.one SELECT $sel FROM seq_1_to_1000000;"
+	} | mdb
+	mdb -e "SELECT * FROM bt.bulk ORDER BY id INTO OUTFILE '$d/bulk.tsv'"
+	mdb -e "SELECT * FROM bt.one ORDER BY id INTO OUTFILE '$d/one.tsv'"
+	mdb -e 'DROP TABLE bt.bulk, bt.one'
+	mdb -e 'FLUSH BINARY LOGS'
+	cp "$dd/$f" "$d/bigtx.binlog"
+	mdb_stop "$MDB_PID"
+	rm -rf "$dd"
+	echo "gen: bigtx-recover/bigtx.binlog: $(stat -c %s "$d/bigtx.binlog") bytes" >&2
+	echo "$st" >"$d/stamp"
+}
+if [ "${1:-}" = bigtx ]; then
+	gen_bigtx
+	exit 0
+fi
 if [ "${1:-}" = replay ]; then
 	gen_replay
 	exit 0

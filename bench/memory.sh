@@ -9,6 +9,10 @@
 #             recover with --memory-budget 1000000 (all rows in memory:
 #             about 0.8 GB per million rows), for its CPU, and cmp of
 #             the two outputs (they must be the same bytes)
+#   bigtx     recover -o FILE of bench/gen.sh bigtx: a table filled by 20
+#             INSERT … SELECT of 50,000 rows, then a 100,000-row UPDATE and
+#             a DELETE, and one of one 1M-row INSERT … SELECT; on disk and
+#             in memory (peak RSS, CPU; the outputs compared with cmp)
 #   large row binlogcdc read FILE > /dev/null, read FILE --to mysql://,
 #             read --format sql|debezium|maxwell|canal -o OUT, recover
 #             -o OUT (rows on disk, and in memory with --memory-budget
@@ -44,6 +48,7 @@ for n in $RECOVER_ROWS; do
 	/usr/bin/time -f '%M %e %U %S' -o "$d/time" "$BIN/binlogcdc" recover --table rb.t --incarnation 1 -o "$d/recovered.sql" "$bl" 2>"$d/recover.log" ||
 		{ cat "$d/recover.log" >&2; exit 1; }
 	read -r rss wall usr sys <"$d/time"
+	diskcpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')
 	recmax=$(awk -v a="$recmax" -v b="$(mib "$rss")" 'BEGIN {print (b > a) ? b : a}')
 	printf '  recover, %8d inserts + %7d updates + %6d deletes  %7s MiB   %s s wall, %s CPU-s, %s MB of SQL\n' \
 		"$n" $((n / 10)) $((n / 100)) "$(mib "$rss")" "$wall" "$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')" $(($(stat -c %s "$d/recovered.sql") / 1000000))
@@ -55,11 +60,36 @@ for n in $RECOVER_ROWS; do
 		read -r rss wall usr sys <"$d/time"
 		printf '    the same, all rows in memory (--memory-budget 1000000)      %7s MiB   %s s wall, %s CPU-s, the same SQL (cmp)\n' \
 			"$(mib "$rss")" "$wall" "$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')"
+		kvout "recover_cpu_ratio=$(awk -v d="$diskcpu" -v u="$usr" -v s="$sys" 'BEGIN {printf "%.2f", d/(u+s)}') recover_cpu_rows=$n"
 	fi
 	rm -f "$d/recovered.sql" "$d/recovered-mem.sql"
 done
 
 kvout "recover_max_mib=$recmax recover_sizes=$(echo "$RECOVER_ROWS" | tr ' ' /)"
+
+# Big transactions (issue 26): bench/gen.sh bigtx, recover -o FILE of
+# bt.bulk (20 INSERT … SELECT of 50,000 rows, a 100,000-row UPDATE, a
+# 10,000-row DELETE) and bt.one (one INSERT … SELECT of 1M rows), on disk
+# (default --memory-budget) and in memory (--memory-budget 1000000): peak
+# RSS, CPU (user+sys) and cmp of the two outputs.
+bench/gen.sh bigtx
+bt=$BENCH_DIR/data/bigtx-recover
+btmax=0
+for tb in bulk one; do
+	for budget in 16 1000000; do
+		/usr/bin/time -f '%M %e %U %S' -o "$bt/time" "$BIN/binlogcdc" recover --table bt.$tb --memory-budget $budget -o "$bt/$tb-$budget.sql" "$bt/bigtx.binlog" 2>"$bt/recover.log" ||
+			{ cat "$bt/recover.log" >&2; exit 1; }
+		read -r rss wall usr sys <"$bt/time"
+		cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN {print u+s}')
+		printf '  recover bt.%-4s (%s) --memory-budget %-7s %7s MiB   %s s wall, %s CPU-s\n' $tb \
+			"$([ $tb = bulk ] && echo "20 x 50,000-row INSERT ... SELECT, 100k UPDATE, DELETE" || echo "one 1M-row INSERT ... SELECT")" $budget "$(mib "$rss")" "$wall" "$cpu"
+		kvout "bigtx_${tb}_budget${budget}_mib=$(mib "$rss") bigtx_${tb}_budget${budget}_cpu=$cpu"
+		[ $budget = 16 ] && btmax=$(awk -v a="$btmax" -v b="$(mib "$rss")" 'BEGIN {print (b > a) ? b : a}')
+	done
+	cmp -s "$bt/$tb-16.sql" "$bt/$tb-1000000.sql" || { echo "memory: recover of bt.$tb: the on-disk store's SQL differs from the in-memory rebuild's" >&2; exit 1; }
+	rm -f "$bt/$tb-16.sql" "$bt/$tb-1000000.sql"
+done
+kvout "bigtx_recover_max_mib=$btmax"
 
 d=$BENCH_DIR/bigrow-$BIG_ROW_MB
 big=(--max-allowed-packet=1G)

@@ -43,15 +43,31 @@ func (h *History) stopFor(inc *Incarnation) change.Position {
 }
 
 // replayer is pass C's sink: it passes the incarnation's row changes, in
-// the final schema, to each at their transaction's commit.
+// the final schema, to each at their transaction's commit. It holds them
+// until then: in memory (pending) up to limit bytes, then in a spill
+// file (txspill.go).
 type replayer struct {
 	cat     *catalog
 	inc     *Incarnation
 	conv    *converter
 	raw     bool // pass the changes in their event-time schema
 	pending []change.Change
+	held    int64 // pending's estimated size
+	limit   int64
+	spill   txSpill
 	each    func(c *change.Change) error
 	res     *Result
+}
+
+// newReplayer returns a replayer that holds up to txSpillBytes of a
+// transaction's changes in memory, or Options.MemoryBudget if smaller;
+// its spill file goes under Options.TempDir.
+func newReplayer(h *History, inc *Incarnation, cv *converter, res *Result) replayer {
+	limit := txSpillBytes
+	if b := h.opts.MemoryBudget; b > 0 && b < limit {
+		limit = b
+	}
+	return replayer{cat: h.cat, inc: inc, conv: cv, res: res, limit: limit, spill: txSpill{dir: h.opts.TempDir}}
 }
 
 func (r *replayer) Write(_ context.Context, c *change.Change) error {
@@ -65,6 +81,29 @@ func (r *replayer) Write(_ context.Context, c *change.Change) error {
 			return err
 		}
 	}
+	return r.hold(&cc)
+}
+
+// hold keeps a change until its transaction ends. Its values may point
+// into the decoder's buffers: they are copied.
+func (r *replayer) hold(c *change.Change) error {
+	cc := *c
+	if r.spill.n > 0 {
+		return r.spill.add(&cc)
+	}
+	size := changeSize(&cc)
+	if r.held+size > r.limit {
+		// The transaction outgrew memory: it goes to the spill file,
+		// what was held first.
+		for i := range r.pending {
+			if err := r.spill.add(&r.pending[i]); err != nil {
+				return err
+			}
+		}
+		r.drop()
+		return r.spill.add(&cc)
+	}
+	r.held += size
 	if cc.Before != nil {
 		cc.Before = clone(cc.Before)
 	}
@@ -76,8 +115,7 @@ func (r *replayer) Write(_ context.Context, c *change.Change) error {
 }
 
 func (r *replayer) Commit(_ context.Context, _ change.TxEnd) error {
-	for i := range r.pending {
-		c := &r.pending[i]
+	apply := func(c *change.Change) error {
 		switch c.Op {
 		case change.Insert:
 			r.res.Inserts++
@@ -86,17 +124,33 @@ func (r *replayer) Commit(_ context.Context, _ change.TxEnd) error {
 		case change.Delete:
 			r.res.Deletes++
 		}
-		if err := r.each(c); err != nil {
+		return r.each(c)
+	}
+	for i := range r.pending {
+		if err := apply(&r.pending[i]); err != nil {
 			return err
 		}
 	}
-	clear(r.pending)
-	r.pending = r.pending[:0]
-	return nil
+	r.drop()
+	if err := r.spill.each(apply); err != nil {
+		return err
+	}
+	return r.spill.reset()
 }
 
-func (r *replayer) Rollback(context.Context) error { r.pending = r.pending[:0]; return nil }
-func (r *replayer) Close(context.Context) error    { return nil }
+// drop forgets the changes held in memory.
+func (r *replayer) drop() {
+	clear(r.pending)
+	r.pending, r.held = r.pending[:0], 0
+}
+
+// Rollback forgets the transaction: it did not commit.
+func (r *replayer) Rollback(context.Context) error {
+	r.drop()
+	return r.spill.reset()
+}
+
+func (r *replayer) Close(context.Context) error { return r.spill.close() }
 
 func (r *Result) addNotes(cv *converter) {
 	r.Notes = append(r.Notes, cv.warnings...)
@@ -158,8 +212,9 @@ func (h *History) Rebuild(ctx context.Context, inc *Incarnation, s *Schema) (*Ro
 	cv := newConverter(s.Final, s.stages)
 	st := &stagedStore{cv: cv, dir: h.opts.TempDir, memBudget: h.opts.MemoryBudget}
 	rows := &Rows{st: st}
-	r := &replayer{cat: h.cat, inc: inc, conv: cv, raw: true, res: res, each: st.apply}
-	err := h.run(ctx, r, h.stopFor(inc))
+	r := newReplayer(h, inc, cv, res)
+	r.raw, r.each = true, st.apply
+	err := h.run(ctx, &r, h.stopFor(inc))
 	if err == nil {
 		err = st.moveTo(len(s.stages)-1, s.Final)
 	}
@@ -202,7 +257,7 @@ func (h *History) Apply(ctx context.Context, inc *Incarnation, s *Schema, out si
 		return res, out.Close(ctx)
 	}
 	cv := newConverter(s.Final, s.stages)
-	a := &applier{out: out, r: replayer{cat: h.cat, inc: inc, conv: cv, res: res}}
+	a := &applier{out: out, r: newReplayer(h, inc, cv, res)}
 	if pkMoves(s.stages, s.Final) {
 		// An earlier primary key: a change written under it may carry
 		// only that key (binlog_row_image MINIMAL), not the final one
@@ -280,7 +335,13 @@ func (a *applier) Rollback(ctx context.Context) error {
 	a.r.Rollback(ctx)
 	return a.out.Rollback(ctx)
 }
-func (a *applier) Close(ctx context.Context) error { return a.out.Close(ctx) }
+func (a *applier) Close(ctx context.Context) error {
+	err := a.out.Close(ctx)
+	if cerr := a.r.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // streamLarge: WriteSQL writes the tuples of rows with large values a
 // piece at a time (false, for the tests: whole, as it once did).

@@ -134,6 +134,8 @@ func (t *diskTable) remember(k string, seq uint64, count int, ok bool) {
 	t.lastSeq, t.lastCount, t.lastOK, t.seen = seq, count, ok, true
 }
 
+func (t *diskTable) has(k string) (uint64, int, bool, error) { return t.lookup(k) }
+
 func (t *diskTable) get(k string) (entry, bool, error) {
 	seq, _, ok, err := t.lookup(k)
 	if !ok || err != nil {

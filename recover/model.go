@@ -49,6 +49,10 @@ type store struct {
 	keyBuf    []byte
 	dir       string
 	memBudget int64
+	// width is the number of columns of every row stored (0: none yet;
+	// -1: not the same in all): an update whose after image has them all
+	// is then the new row whole, and the old one need not be read.
+	width int
 }
 
 type entry struct {
@@ -136,6 +140,22 @@ func own(row change.Row) change.Row {
 	return out
 }
 
+// note records the width of a row stored.
+func (s *store) note(row change.Row) {
+	switch {
+	case s.width == 0:
+		s.width = len(row)
+	case s.width != len(row):
+		s.width = -1
+	}
+}
+
+// whole reports whether an after image is the new row whole: every
+// column, as many as every stored row has.
+func (s *store) whole(after change.Row) bool {
+	return s.width > 0 && len(after) == s.width && complete(after)
+}
+
 // put stores row under k with insertion order seq (0: a new one).
 func (s *store) put(k string, row change.Row, seq uint64) error {
 	if seq == 0 {
@@ -155,6 +175,7 @@ func (s *store) put(k string, row change.Row, seq uint64) error {
 	e := entry{seq: seq, count: 1}
 	if !s.keysOnly {
 		e.row = own(row)
+		s.note(e.row)
 	}
 	// k holds no row: insert removed it, or it was just looked up.
 	if err := s.rows.add(k, e); err != nil {
@@ -163,23 +184,28 @@ func (s *store) put(k string, row change.Row, seq uint64) error {
 	return s.spill()
 }
 
-// remove drops one row under k; false when there is none.
+// remove drops one row under k; false when there is none. The row is
+// read only when equal ones stay.
 func (s *store) remove(k string) (bool, error) {
-	e, ok, err := s.rows.get(k)
+	_, count, ok, err := s.rows.has(k)
 	if !ok || err != nil {
 		return false, err
 	}
-	e.count--
-	if e.count <= 0 {
+	if count <= 1 {
 		return true, s.rows.del(k)
 	}
+	e, _, err := s.rows.get(k)
+	if err != nil {
+		return false, err
+	}
+	e.count--
 	return true, s.rows.set(k, e)
 }
 
 // insert stores row under k, counting a duplicate key as a conflict.
 func (s *store) insert(k string, row change.Row, seq uint64) error {
 	if s.pk() {
-		_, dup, err := s.rows.get(k)
+		_, _, dup, err := s.rows.has(k)
 		if err != nil {
 			return err
 		}
@@ -233,7 +259,7 @@ func (s *store) apply(c *change.Change) error {
 			s.c.Unidentifiable++
 			return nil
 		}
-		e, found, err := s.rows.get(kb)
+		seqB, _, found, err := s.rows.has(kb)
 		if err != nil {
 			return err
 		}
@@ -249,13 +275,31 @@ func (s *store) apply(c *change.Change) error {
 			}
 			row = c.After
 		} else {
-			base := e.row
-			if s.keysOnly {
-				base = c.Before // it holds the key columns at least
+			switch {
+			case s.keysOnly:
+				row = merge(c.Before, c.After) // it holds the key columns at least
+			case s.whole(c.After):
+				row = own(c.After)
+			default:
+				e, _, err := s.rows.get(kb)
+				if err != nil {
+					return err
+				}
+				row = merge(e.row, c.After)
 			}
-			row = merge(base, c.After)
 			if s.pk() {
-				seq = e.seq
+				seq = seqB
+				if ka, ok := s.key(row); ok && ka == kb {
+					// The same key: the row changes in place.
+					if s.keysOnly {
+						return nil
+					}
+					if err := s.rows.set(kb, entry{row: row, seq: seq, count: 1}); err != nil {
+						return err
+					}
+					s.note(row)
+					return s.spill()
+				}
 			}
 			if _, err := s.remove(kb); err != nil {
 				return err
@@ -345,9 +389,11 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) error {
 			return nil
 		}
 		// In order: the notes name the first rows.
+		s.width = 0
 		return s.rows.scan(func(key string, e entry) error {
 			s.cv.at = change.Position{}
 			e.row = s.cv.applyInto(ch, e.row, true, true)
+			s.note(e.row)
 			return s.rows.set(key, e)
 		})
 	}
@@ -357,6 +403,7 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) error {
 		return err
 	}
 	s.rows = fresh
+	s.width = 0
 	err = old.scan(func(_ string, e entry) error {
 		if !ch.identity {
 			s.cv.at = change.Position{}
@@ -379,6 +426,7 @@ func (s *stagedStore) moveTo(k int, t *tablemap.Table) error {
 			prev.count += e.count
 			return s.rows.set(key, prev)
 		}
+		s.note(e.row)
 		if err := s.rows.set(key, e); err != nil {
 			return err
 		}

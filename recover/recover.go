@@ -173,7 +173,9 @@ func (h *History) runFrom(ctx context.Context, s sink.Sink, from, stop change.Po
 }
 
 // counter is pass B's sink: it counts each incarnation's row changes and
-// keeps its last TABLE_MAP.
+// keeps its last TABLE_MAP. A transaction's changes are held as runs of
+// one incarnation and TABLE_MAP (with their counts and first and last
+// positions), so its memory does not grow with the transaction's size.
 type counter struct {
 	cat     *catalog
 	in      map[*Incarnation]bool
@@ -181,10 +183,10 @@ type counter struct {
 }
 
 type counted struct {
-	inc   *Incarnation
-	op    change.Op
-	table *tablemap.Table
-	pos   change.Position
+	inc         *Incarnation
+	table       *tablemap.Table
+	first, last change.Position
+	ops         [3]uint64 // inserts, updates, deletes
 }
 
 func (c *counter) Write(_ context.Context, ch *change.Change) error {
@@ -195,28 +197,32 @@ func (c *counter) Write(_ context.Context, ch *change.Change) error {
 	if inc == nil || !c.in[inc] {
 		return nil
 	}
-	c.pending = append(c.pending, counted{inc, ch.Op, ch.Table, ch.Pos})
+	if n := len(c.pending); n == 0 || c.pending[n-1].inc != inc || c.pending[n-1].table != ch.Table {
+		c.pending = append(c.pending, counted{inc: inc, table: ch.Table, first: ch.Pos})
+	}
+	p := &c.pending[len(c.pending)-1]
+	p.last = ch.Pos
+	if ch.Op >= change.Insert && ch.Op <= change.Delete {
+		p.ops[ch.Op-change.Insert]++
+	}
 	return nil
 }
 
 func (c *counter) Commit(context.Context, change.TxEnd) error {
 	for _, p := range c.pending {
-		switch p.op {
-		case change.Insert:
-			p.inc.Inserts++
-		case change.Update:
-			p.inc.Updates++
-		case change.Delete:
-			p.inc.Deletes++
-		}
+		p.inc.Inserts += p.ops[0]
+		p.inc.Updates += p.ops[1]
+		p.inc.Deletes += p.ops[2]
 		// A TABLE_MAP is kept where the columns change, and the first
 		// one after each ALTER TABLE (the stage's schema, even when that
-		// ALTER changed nothing a TABLE_MAP shows).
+		// ALTER changed nothing a TABLE_MAP shows). Within a run (one
+		// transaction, one TABLE_MAP) neither can happen after its first
+		// change: an ALTER TABLE is a transaction of its own.
 		if p.inc.lastTable == nil || p.inc.lastTable != p.table && !sameTable(p.inc.lastTable, p.table) ||
-			p.inc.alteredBetween(p.inc.lastPos, p.pos) {
-			p.inc.maps = append(p.inc.maps, seenMap{p.pos, p.table})
+			p.inc.alteredBetween(p.inc.lastPos, p.first) {
+			p.inc.maps = append(p.inc.maps, seenMap{p.first, p.table})
 		}
-		p.inc.lastTable, p.inc.lastPos = p.table, p.pos
+		p.inc.lastTable, p.inc.lastPos = p.table, p.last
 	}
 	c.pending = c.pending[:0]
 	return nil

@@ -15,6 +15,9 @@ const DefaultMemoryBudget = 16 << 20
 // insertion order (seq); fn may call set or del for the key it is given.
 type rowTable interface {
 	get(k string) (entry, bool, error)
+	// has is get without the row: the entry's seq and count. On disk it
+	// reads only the key's index entry.
+	has(k string) (seq uint64, count int, ok bool, err error)
 	set(k string, e entry) error
 	add(k string, e entry) error // set of a key known to be absent
 	del(k string) error
@@ -49,6 +52,13 @@ func (t *memTable) get(k string) (entry, bool, error) {
 		return entry{}, false, nil
 	}
 	return *e, true, nil
+}
+
+func (t *memTable) has(k string) (uint64, int, bool, error) {
+	if e := t.m[k]; e != nil {
+		return e.seq, e.count, true, nil
+	}
+	return 0, 0, false, nil
 }
 
 func (t *memTable) set(k string, e entry) error {

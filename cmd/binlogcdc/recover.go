@@ -59,7 +59,7 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
 	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
 	f.StringVar(&o.OnConflict, "on-conflict", "error", "with --to: an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
-	f.IntVar(&o.MemoryBudget, "memory-budget", recovery.DefaultMemoryBudget>>20, "keep up to `MB` of the rebuilt table's rows in memory, then move them to a temporary on-disk store under $TMPDIR (0: on disk from the start)")
+	f.IntVar(&o.MemoryBudget, "memory-budget", recovery.DefaultMemoryBudget>>20, "keep up to `MB` of the rebuilt table's rows in memory, then move them to a temporary on-disk store under $TMPDIR (0: on disk from the start); a transaction's changes wait for its commit in memory up to 8 MiB or this, if smaller, then in a spill file there")
 	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // hidden; profile.go
 	o.Remote.AddFlags(f, false)                      // remote.go: --source, --from
 }
@@ -83,8 +83,9 @@ output says what that cannot carry: defaults, secondary indexes…).
 
 Output: SQL on stdout (CREATE TABLE and multi-row INSERTs with exact
 literals; the table is rebuilt in memory up to --memory-budget, then in a
-temporary on-disk store under $TMPDIR, removed at exit: memory stays
-bounded at any table size), or, with --to, the row changes applied to a server through
+temporary on-disk store under $TMPDIR, removed at exit; a transaction's
+changes wait for its commit in a spill file there past 8 MiB: memory
+stays bounded at any table and transaction size), or, with --to, the row changes applied to a server through
 the replay machinery (exactly once; resumable; conflicts per --on-conflict).
 
 With --source instead of files, the server's binlogs are read over the
@@ -92,7 +93,7 @@ replication protocol (for a managed server without file access), from
 --start-position or --from earliest to the end of its binlog when the
 command starts; they are read once per pass (two or three), nothing is
 kept on disk but the
-rebuilt rows above --memory-budget.
+rebuilt rows above --memory-budget and the spill file of a big transaction.
 
 A table older than the binlogs cannot be rebuilt from them alone: restore
 your last backup, then run recover --to against that server with
