@@ -258,6 +258,7 @@ func (st *dumpState) verify(h header, raw []byte) error {
 			Hint: "archive each server history into its own directory"}
 	}
 	st.plan.verify = false
+	var err error
 	if o := a.cur; o != nil && o.entry.Name == p.file && o.w == nil {
 		if o.torn > 0 {
 			a.cfg.Logf("cut back %d bytes of a torn event at the end of %s (offset %d), written again from the server", o.torn, o.path, o.off)
@@ -267,6 +268,17 @@ func (st *dumpState) verify(h header, raw []byte) error {
 			o.torn = 0
 		}
 		if err := o.begin(); err != nil {
+			return err
+		}
+		// Killed after the file's last event was written, before the
+		// manifest said it is complete.
+		switch h.typ {
+		case replication.ROTATE_EVENT:
+			err = a.closeFile("rotate")
+		case replication.STOP_EVENT:
+			err = a.closeFile("stop")
+		}
+		if err != nil {
 			return err
 		}
 	}

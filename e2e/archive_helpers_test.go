@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -136,6 +137,14 @@ func arDiff(srv *testserver.Server, dir string, whole bool, saved map[string][]b
 				return fmt.Sprintf("%s: archived %d bytes, the server's %d; first difference at %d", name, len(got), len(srvb), firstByteDiff(got, srvb))
 			}
 		default:
+			// The archive's copy is open: its in-use flag (the
+			// FORMAT_DESCRIPTION_EVENT's flags, at 21) is set, while the
+			// server may have closed its file since.
+			if len(got) > 21 && len(srvb) > 21 {
+				got, srvb = bytes.Clone(got), bytes.Clone(srvb)
+				got[21] &^= 1
+				srvb[21] &^= 1
+			}
 			if !bytes.HasPrefix(srvb, got) {
 				return fmt.Sprintf("%s: archived %d bytes are not a prefix of the server's %d; first difference at %d", name, len(got), len(srvb), firstByteDiff(got, srvb))
 			}
@@ -162,3 +171,5 @@ func arWaitWhole(t testing.TB, r *stRun, srv *testserver.Server, dir string) {
 		return last == ""
 	})
 }
+
+func sha(b []byte) [32]byte { return sha256.Sum256(b) }

@@ -3,7 +3,11 @@ package e2e
 // binlogcdc archive: the archived files are the server's, byte for byte.
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -52,4 +56,104 @@ func TestArchiveFromEarliest(t *testing.T) {
 		}
 	}
 	t.Logf("stderr:\n%s", r.errText())
+}
+
+// TestArchiveKillLoop kills the archiver (kill -9) again and again while a
+// workload writes and rotates the binlog, and kills and restarts the
+// server twice: after each kill the archive is a prefix of the server's
+// binlog, and in the end every file is the server's, byte for byte:
+// nothing written twice, nothing skipped, the files the server was
+// killed in included.
+func TestArchiveKillLoop(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 10, 0)
+	tmp := t.TempDir()
+	dir := tmp + "/arch"
+	next := 10
+	prev := ""
+	for i := 0; i < 8; i++ {
+		r := arStart(t, tmp, fmt.Sprintf("a%d", i), "--source", srv.DSN(), "--dir", dir, "--heartbeat", "1s")
+		stPoll(t, time.Minute, r, "the archiver to connect", r.ready)
+		n := 20 + 7*i
+		arWrite(t, srv, next, n, 9+i)
+		next += n
+		switch i {
+		case 2, 5:
+			// The server dies with the archiver attached, and comes back.
+			srv.Kill(t)
+			srv.Restart(t)
+			arWrite(t, srv, next, 5, 0)
+			next += 5
+			stPoll(t, time.Minute, r, "the archiver to reconnect", func() bool {
+				return strings.Count(r.errText(), "binlogcdc: connected to ") >= 2
+			})
+		}
+		r.kill9()
+		if d := arDiff(srv, dir, false, nil); d != "" {
+			prevErr := prev
+			for _, n := range arServerFiles(t, srv) {
+				a, _ := os.ReadFile(filepath.Join(dir, n))
+				b, _ := os.ReadFile(filepath.Join(srv.Dir, n))
+				t.Logf("%s: archive %x\nserver %x", n, a[:min(len(a), 40)], b[:min(len(b), 40)])
+			}
+			m, _ := os.ReadFile(filepath.Join(dir, "binlogcdc-archive.json"))
+			t.Fatalf("after kill %d: %s\nstderr:\n%s\nprevious stderr: %s\nmanifest %s", i, d, r.errText(), prevErr, m)
+		}
+		prev = r.errText()
+	}
+	r := arStart(t, tmp, "last", "--source", srv.DSN(), "--dir", dir, "--heartbeat", "1s")
+	stPoll(t, time.Minute, r, "the archiver to connect", r.ready)
+	arWaitWhole(t, r, srv, dir)
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, r.errText())
+	}
+	m := arReadManifest(t, dir)
+	ends := map[string]int{}
+	for _, f := range m.Files {
+		ends[f.End]++
+	}
+	if ends["crash"] != 2 {
+		t.Errorf("want 2 files ended by the server's crash, got %v", ends)
+		b, _ := os.ReadFile(filepath.Join(dir, "binlogcdc-archive.json"))
+		t.Logf("%s", b)
+	}
+}
+
+// TestArchiveTornTail: a torn event at the end of the open file (a crash
+// inside a write) is cut back on restart, with a note, and fetched again.
+func TestArchiveTornTail(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 20, 0)
+	tmp := t.TempDir()
+	dir := tmp + "/arch"
+	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if d := arDiff(srv, dir, true, nil); d != "" {
+		t.Fatal(d)
+	}
+	arWrite(t, srv, 20, 10, 0)
+	// Half of the server's next event, as a crash inside the write leaves it.
+	name := arServerFiles(t, srv)[0]
+	got, _ := os.ReadFile(filepath.Join(dir, name))
+	srvb, _ := os.ReadFile(filepath.Join(srv.Dir, name))
+	torn := srvb[len(got) : len(got)+30]
+	torn = append(bytes.Clone(torn[:13]), 0xff, 0xff, 0xff, 0x7f) // and a damaged size: not the server's bytes
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(torn)
+	f.Close()
+	_, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("cut back %d bytes of a torn event at the end of", len(torn))) {
+		t.Errorf("no note of the cut:\n%s", stderr)
+	}
+	if d := arDiff(srv, dir, true, nil); d != "" {
+		t.Fatal(d)
+	}
 }
