@@ -203,6 +203,12 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 	for {
 		raw, err := src.NextRaw(ctx)
 		if err != nil {
+			if st.plan.verify && ctx.Err() == nil && !transient(err) {
+				// The server cannot read an event where the archive's
+				// last one starts.
+				return true, &Error{Msg: fmt.Sprintf("the server %s has no event at %s:%d, where the archive %s has its last one (%v): the archive was written from another server history (or the server's binlog was reset)", a.cfg.Source, p.file, p.from, a.cfg.Dir, err),
+					Hint: "archive each server history into its own directory"}
+			}
 			return true, err
 		}
 		if err := st.event(raw); err != nil {
