@@ -55,6 +55,9 @@ type Config struct {
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
+	// VerifyAll: check the SHA-256 of every complete file at the start
+	// (otherwise only the newest's, and every file's size).
+	VerifyAll bool
 	// Logf prints notes for the user (stderr).
 	Logf func(format string, args ...any)
 	// MaxRetry bounds the wait between reconnection attempts (default 30 s).
@@ -84,6 +87,9 @@ func Run(ctx context.Context, cfg Config) error {
 	} else if d.m.Flavor != "" && d.m.Flavor != cfg.Live.Flavor {
 		return &Error{Msg: fmt.Sprintf("the archive %s holds %s binlogs, but %s is %s", cfg.Dir, d.m.Flavor, cfg.Source, cfg.Live.Flavor),
 			Hint: "archive each server history into its own directory"}
+	}
+	if err := d.verifySums(cfg.VerifyAll); err != nil {
+		return err
 	}
 	if err := a.resumeOpen(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -107,6 +108,37 @@ func (d *dir) load() error {
 		case uint64(fi.Size()) != e.Size:
 			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.Name), fi.Size(), e.Size),
 				Hint: "restore the file from a copy (its SHA-256 is in " + manifestName + "); binlogcdc archive does not overwrite it"}
+		}
+	}
+	return nil
+}
+
+// verifySums checks the SHA-256 of the complete files against the
+// manifest: all of them, or only the newest (the one a restart compares
+// with the server).
+func (d *dir) verifySums(all bool) error {
+	for i := len(d.m.Files) - 1; i >= 0; i-- {
+		e := d.m.Files[i]
+		if !e.Complete {
+			continue
+		}
+		path := filepath.Join(d.path, e.Name)
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, e.SHA256),
+				Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
+		}
+		if !all {
+			return nil
 		}
 	}
 	return nil

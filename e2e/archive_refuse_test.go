@@ -4,6 +4,7 @@ package e2e
 // message naming the problem, and writes nothing then.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,6 +84,36 @@ func TestArchiveRefusals(t *testing.T) {
 		stPoll(t, time.Minute, r, "the archiver to connect", r.ready)
 		arRefused(t, 1, []string{"is in use by another binlogcdc archive", fmt.Sprintf("PID %d", r.cmd.Process.Pid)}, "--source", a.DSN(), "--dir", dir)
 		r.kill9()
+	})
+
+	t.Run("damaged file", func(t *testing.T) {
+		s := testserver.Start(t, testserver.Options{})
+		arWrite(t, s, 0, 9, 3) // binlog.000001 … binlog.000004
+		dir := filepath.Join(tmp, "damaged")
+		arRefused(t, 0, nil, "--source", s.DSN(), "--dir", dir, "--stop-at-end")
+		for _, name := range []string{"binlog.000001", "binlog.000003"} {
+			path := filepath.Join(dir, name)
+			good, _ := os.ReadFile(path)
+			bad := bytes.Clone(good)
+			bad[len(bad)/2] ^= 0x20 // one bit, as a disk flips it
+			os.WriteFile(path, bad, 0o644)
+			before := arDirState(t, dir)
+			args := []string{"--source", s.DSN(), "--dir", dir, "--stop-at-end"}
+			if name == "binlog.000001" {
+				// Only the newest complete file is checked by default.
+				arRefused(t, 0, nil, args...)
+				args = append(args, "--verify-all")
+			}
+			arRefused(t, 1, []string{"the archive's " + path + " is damaged: its SHA-256 is", "hint: restore the file from a copy"}, args...)
+			if after := arDirState(t, dir); after != before {
+				t.Errorf("the archive changed:\n%s\nbecame\n%s", before, after)
+			}
+			os.WriteFile(path, good, 0o644)
+		}
+		arRefused(t, 0, nil, "--source", s.DSN(), "--dir", dir, "--stop-at-end", "--verify-all")
+		if d := arDiff(s, dir, true, nil); d != "" {
+			t.Fatal(d)
+		}
 	})
 
 	t.Run("purged", func(t *testing.T) {

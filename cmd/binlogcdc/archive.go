@@ -26,6 +26,7 @@ type ArchiveOptions struct {
 	StartGTID     string
 	StopAtEnd     bool
 	Sync          bool
+	VerifyAll     bool
 	Heartbeat     time.Duration
 }
 
@@ -39,6 +40,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
 	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
+	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
 
@@ -111,6 +113,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		ServerID:  info.ServerID,
 		Start:     start,
 		Sync:      o.Sync,
+		VerifyAll: o.VerifyAll,
 		StopAtEnd: o.StopAtEnd,
 		Logf:      logf,
 	})
