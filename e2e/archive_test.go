@@ -59,11 +59,12 @@ func TestArchiveFromEarliest(t *testing.T) {
 }
 
 // TestArchiveKillLoop kills the archiver (kill -9) again and again while a
-// workload writes and rotates the binlog, and kills and restarts the
-// server twice: after each kill the archive is a prefix of the server's
+// workload writes and rotates the binlog, and kills (once with kill -9,
+// once with SIGTERM) and restarts the server: after each kill the archive is a prefix of the server's
 // binlog, and in the end every file is the server's, byte for byte:
-// nothing written twice, nothing skipped, the files the server was
-// killed in included.
+// nothing written twice, nothing skipped, the file the server was
+// killed in (no ROTATE, the in-use flag left set) and the one it stopped
+// in (a STOP event) included.
 func TestArchiveKillLoop(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	arWrite(t, srv, 0, 10, 0)
@@ -79,8 +80,11 @@ func TestArchiveKillLoop(t *testing.T) {
 		next += n
 		switch i {
 		case 2, 5:
-			// The server dies with the archiver attached, and comes back.
-			srv.Kill(t)
+			// The server dies with the archiver attached (kill -9, then a
+			// clean shutdown), and comes back.
+			if i == 2 {
+				srv.Kill(t)
+			}
 			srv.Restart(t)
 			arWrite(t, srv, next, 5, 0)
 			next += 5
@@ -113,8 +117,8 @@ func TestArchiveKillLoop(t *testing.T) {
 	for _, f := range m.Files {
 		ends[f.End]++
 	}
-	if ends["crash"] != 2 {
-		t.Errorf("want 2 files ended by the server's crash, got %v", ends)
+	if ends["crash"] != 1 || ends["stop"] != 1 {
+		t.Errorf("want one file ended by the server's crash and one by its shutdown, got %v", ends)
 		b, _ := os.ReadFile(filepath.Join(dir, "binlogcdc-archive.json"))
 		t.Logf("%s", b)
 	}
@@ -155,5 +159,35 @@ func TestArchiveTornTail(t *testing.T) {
 	}
 	if d := arDiff(srv, dir, true, nil); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// TestArchiveStartPoints: a new archive starts at the beginning of the
+// file that --from now, --start-position and --start-gtid name.
+func TestArchiveStartPoints(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 12, 4) // binlog.000001 … binlog.000004
+	gtid := stVal(t, srv, "SELECT BINLOG_GTID_POS('binlog.000002', 4)")
+	tmp := t.TempDir()
+	for _, c := range []struct {
+		args  []string
+		first string
+	}{
+		{[]string{"--from", "now"}, "binlog.000004"},
+		{[]string{"--start-position", "binlog.000002:400"}, "binlog.000002"},
+		{[]string{"--start-gtid", gtid}, "binlog.000002"},
+		{nil, "binlog.000001"},
+	} {
+		dir := filepath.Join(tmp, fmt.Sprint(len(c.args), c.first))
+		args := append([]string{"archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end"}, c.args...)
+		if _, stderr, code := runCLI(t, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if m := arReadManifest(t, dir); m.Files[0].Name != c.first {
+			t.Errorf("%v: the archive starts with %s, want %s", c.args, m.Files[0].Name, c.first)
+		}
+		if d := arDiff(srv, dir, true, nil); d != "" {
+			t.Errorf("%v: %s", c.args, d)
+		}
 	}
 }
