@@ -173,3 +173,21 @@ func arWaitWhole(t testing.TB, r *stRun, srv *testserver.Server, dir string) {
 }
 
 func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// arDiffEnd is arDiff for an archive that stopped (--stop-at-end, or
+// stopped once whole): the server's files must all be archived, the
+// newest as a prefix, since the server may have logged more since (such
+// as MariaDB's BINLOG_CHECKPOINT_EVENT, written in the background after a
+// rotation).
+func arDiffEnd(srv *testserver.Server, dir string) string {
+	if d := arDiff(srv, dir, false, nil); d != "" {
+		return d
+	}
+	files, _ := os.ReadDir(dir)
+	data, _ := os.ReadFile(filepath.Join(srv.Dir, "binlog.index"))
+	newest := filepath.Base(strings.TrimSpace(string(data[strings.LastIndexByte(strings.TrimSpace(string(data)), '\n')+1:])))
+	if _, err := os.Stat(filepath.Join(dir, newest)); err != nil {
+		return fmt.Sprintf("the archive lacks the server's newest file %s (it holds %d entries)", newest, len(files))
+	}
+	return ""
+}

@@ -111,7 +111,7 @@ func TestArchiveRefusals(t *testing.T) {
 			os.WriteFile(path, good, 0o644)
 		}
 		arRefused(t, 0, nil, "--source", s.DSN(), "--dir", dir, "--stop-at-end", "--verify-all")
-		if d := arDiff(s, dir, true, nil); d != "" {
+		if d := arDiffEnd(s, dir); d != "" {
 			t.Fatal(d)
 		}
 	})

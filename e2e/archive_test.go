@@ -45,7 +45,7 @@ func TestArchiveFromEarliest(t *testing.T) {
 	if code := r.wait(time.Minute); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, r.errText())
 	}
-	if d := arDiff(srv, dir, true, nil); d != "" {
+	if d := arDiffEnd(srv, dir); d != "" {
 		t.Fatal(d)
 	}
 	m := arReadManifest(t, dir)
@@ -134,7 +134,7 @@ func TestArchiveTornTail(t *testing.T) {
 	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if d := arDiff(srv, dir, true, nil); d != "" {
+	if d := arDiffEnd(srv, dir); d != "" {
 		t.Fatal(d)
 	}
 	arWrite(t, srv, 20, 10, 0)
@@ -157,7 +157,7 @@ func TestArchiveTornTail(t *testing.T) {
 	if !strings.Contains(stderr, fmt.Sprintf("cut back %d bytes of a torn event at the end of", len(torn))) {
 		t.Errorf("no note of the cut:\n%s", stderr)
 	}
-	if d := arDiff(srv, dir, true, nil); d != "" {
+	if d := arDiffEnd(srv, dir); d != "" {
 		t.Fatal(d)
 	}
 }
@@ -186,7 +186,7 @@ func TestArchiveStartPoints(t *testing.T) {
 		if m := arReadManifest(t, dir); m.Files[0].Name != c.first {
 			t.Errorf("%v: the archive starts with %s, want %s", c.args, m.Files[0].Name, c.first)
 		}
-		if d := arDiff(srv, dir, true, nil); d != "" {
+		if d := arDiffEnd(srv, dir); d != "" {
 			t.Errorf("%v: %s", c.args, d)
 		}
 	}
