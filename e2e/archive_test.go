@@ -191,3 +191,45 @@ func TestArchiveStartPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveConnectionCut: the server ends the archiver's dump (KILL of
+// its connection, as a network cut or a proxy restart would); the
+// archiver reconnects and goes on, nothing twice, nothing skipped.
+func TestArchiveConnectionCut(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 10, 0)
+	tmp := t.TempDir()
+	dir := tmp + "/arch"
+	r := arStart(t, tmp, "a", "--source", srv.DSN(), "--dir", dir, "--heartbeat", "1s")
+	stPoll(t, time.Minute, r, "the archiver to connect", r.ready)
+	next := 10
+	id := "0"
+	for cut := 1; cut <= 3; cut++ {
+		stPoll(t, time.Minute, r, "the dump thread", func() bool {
+			// Not the one killed before, which may linger a moment.
+			rows := srv.QueryStrings(t, "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND ID > "+id)
+			if len(rows) == 1 && rows[0][0] != nil {
+				id = *rows[0][0]
+				return true
+			}
+			return false
+		})
+		srv.Exec(t, "KILL CONNECTION "+id)
+		arWrite(t, srv, next, 15, 7)
+		next += 15
+		stPoll(t, time.Minute, r, "the archiver to reconnect", func() bool {
+			return strings.Count(r.errText(), "binlogcdc: connected to ") > cut
+		})
+	}
+	arWaitWhole(t, r, srv, dir)
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, r.errText())
+	}
+	if d := arDiffEnd(srv, dir); d != "" {
+		t.Fatal(d)
+	}
+	if !strings.Contains(r.errText(), "reconnecting in") {
+		t.Errorf("no note of the lost connection:\n%s", r.errText())
+	}
+}
