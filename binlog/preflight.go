@@ -142,6 +142,17 @@ func quoteAccountPart(s string) string {
 
 // Preflight checks that the server writes what binlogcdc can read.
 func Preflight(ctx context.Context, cfg LiveConfig) (*ServerInfo, error) {
+	return preflight(ctx, cfg, true)
+}
+
+// PreflightRaw checks what copying the server's binlog files as they are
+// needs (binlogcdc archive): the binary log on and the privilege to list
+// the binlogs; any binlog_format and binlog_row_metadata do.
+func PreflightRaw(ctx context.Context, cfg LiveConfig) (*ServerInfo, error) {
+	return preflight(ctx, cfg, false)
+}
+
+func preflight(ctx context.Context, cfg LiveConfig, rows bool) (*ServerInfo, error) {
 	conn, err := Connect(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -166,13 +177,13 @@ func Preflight(ctx context.Context, cfg LiveConfig) (*ServerInfo, error) {
 		return info, &PreflightError{Problem: "the server's binary log is off",
 			Hint: "start the server with log_bin (and server_id); see the README's server settings"}
 	}
-	if !strings.EqualFold(format, "ROW") {
+	if rows && !strings.EqualFold(format, "ROW") {
 		return info, &PreflightError{Problem: fmt.Sprintf("binlog_format is %s, not ROW", format), Hint: hintRowFormat}
 	}
 	if r, err := conn.Execute("SELECT @@binlog_row_metadata"); err == nil {
 		info.RowMetadata, _ = r.GetString(0, 0)
 	}
-	if !strings.EqualFold(info.RowMetadata, "FULL") {
+	if rows && !strings.EqualFold(info.RowMetadata, "FULL") {
 		what := info.RowMetadata
 		if what == "" {
 			what = "not supported by this server version"

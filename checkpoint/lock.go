@@ -17,10 +17,19 @@ var errLocked = errors.New("locked by another process")
 // process ends, however it ends (the kernel lets go of it). A second
 // process gets an error naming the holder's PID at once.
 func Lock(path string) (unlock func(), err error) {
-	lp := path + ".lock"
+	return LockPath(path+".lock", "the checkpoint's lock file", func(holder, lp string) error {
+		return fmt.Errorf("checkpoint %s is in use by another binlogcdc (%s holds %s): stop that one first, or give this stream its own --checkpoint", path, holder, lp)
+	})
+}
+
+// LockPath takes the exclusive lock file lp (created if needed) and
+// writes this process's PID there, as Lock does; what names it in write
+// errors, and busy makes the error when another process holds it (holder
+// is "PID n").
+func LockPath(lp, what string, busy func(holder, lp string) error) (unlock func(), err error) {
 	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, &WriteError{What: "the checkpoint's lock file " + lp, Err: err}
+		return nil, &WriteError{What: what + " " + lp, Err: err}
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
@@ -31,16 +40,16 @@ func Lock(path string) (unlock func(), err error) {
 					holder = "PID " + strconv.Itoa(pid)
 				}
 			}
-			return nil, fmt.Errorf("checkpoint %s is in use by another binlogcdc (%s holds %s): stop that one first, or give this stream its own --checkpoint", path, holder, lp)
+			return nil, busy(holder, lp)
 		}
-		return nil, fmt.Errorf("checkpoint %s: lock %s: %w", path, lp, err)
+		return nil, fmt.Errorf("%s %s: %w", what, lp, err)
 	}
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {
 		f.Close()
-		return nil, &WriteError{What: "the checkpoint's lock file " + lp, Err: err}
+		return nil, &WriteError{What: what + " " + lp, Err: err}
 	}
 	return func() { f.Close() }, nil
 }

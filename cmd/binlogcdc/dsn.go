@@ -94,6 +94,11 @@ func (o *ConnOptions) liveConfig(seed string) (binlog.LiveConfig, error) {
 // cfg's flavor. With --ssl-mode preferred, a server without TLS is used
 // without it.
 func (o *ConnOptions) preflight(ctx context.Context, cfg *binlog.LiveConfig) (*binlog.ServerInfo, error) {
+	return o.preflightWith(ctx, cfg, binlog.Preflight)
+}
+
+// preflightWith is preflight with another check (binlog.PreflightRaw).
+func (o *ConnOptions) preflightWith(ctx context.Context, cfg *binlog.LiveConfig, check func(context.Context, binlog.LiveConfig) (*binlog.ServerInfo, error)) (*binlog.ServerInfo, error) {
 	if strings.EqualFold(o.SSLMode, "preferred") && cfg.TLS != nil {
 		if conn, err := binlog.Connect(ctx, *cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
 			cfg.TLS = nil
@@ -101,7 +106,7 @@ func (o *ConnOptions) preflight(ctx context.Context, cfg *binlog.LiveConfig) (*b
 			conn.Close()
 		}
 	}
-	info, err := binlog.Preflight(ctx, *cfg)
+	info, err := check(ctx, *cfg)
 	if err != nil {
 		return nil, err
 	}

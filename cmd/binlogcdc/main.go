@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/tablemap"
@@ -40,6 +41,7 @@ Usage:
 Commands:
   read      decode binlog files into JSON lines
   stream    follow a live server as a replica, with checkpoints
+  archive   keep a server's binlog files, byte for byte, as they are written
   snapshot  copy tables as of one binlog position, to start a stream from
   recover   rebuild a dropped or truncated table from the binlogs
   verify    compare a replayed copy with its source, table by table
@@ -74,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runReadArgs(ctx, args[1:], stdout, stderr)
 	case "stream":
 		err = runStreamArgs(ctx, args[1:], stdout, stderr, sig)
+	case "archive": // binlogcdc archive: cmd/binlogcdc/archive.go
+		err = runArchiveArgs(ctx, args[1:], stdout, stderr, sig)
 	case "snapshot": // binlogcdc snapshot: cmd/binlogcdc/snapshot.go
 		err = runSnapshotArgs(ctx, args[1:], stdout, stderr, sig)
 	case "recover": // binlogcdc recover: cmd/binlogcdc/recover.go
@@ -202,7 +206,10 @@ func report(err error, stderr io.Writer) int {
 	var be *binlog.Error
 	var pe *binlog.PreflightError
 	var fe *binlog.FileError
+	var ae *archive.Error
 	switch {
+	case errors.As(err, &ae): // binlogcdc archive
+		return archiveError(ae, stderr)
 	case errors.As(err, &fe): // a file given on the command line (args.go)
 		fmt.Fprintf(stderr, "binlogcdc: %v\n", fe)
 		if fe.Hint != "" {

@@ -1,0 +1,310 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+)
+
+// dir is an archive directory, locked for this process.
+type dir struct {
+	path   string
+	m      *Manifest
+	fresh  bool // no manifest yet
+	unlock func()
+}
+
+// openDir creates path if needed, locks it (one archiver per DIR), reads
+// its manifest and checks that it holds nothing else than the archive:
+// files the archiver did not write are never overwritten or removed, and
+// a complete file must still have the size it was archived with.
+func openDir(path string) (*dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("--dir %s: %v", path, err), Write: true}
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return nil, &Error{Msg: fmt.Sprintf("--dir %s is not a directory", path), Hint: "give a directory for the archive (it is created if missing)"}
+	}
+	unlock, err := checkpoint.LockPath(filepath.Join(path, lockName), "the archive's lock file", func(holder, lp string) error {
+		return &Error{Msg: fmt.Sprintf("the archive %s is in use by another binlogcdc archive (%s holds %s)", path, holder, lp),
+			Hint: "stop that one first: one archiver per directory"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &dir{path: path, unlock: unlock}
+	if err := d.load(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *dir) close() { d.unlock() }
+
+func (d *dir) load() error {
+	m, ok, err := readManifest(d.path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		m, d.fresh = &Manifest{Format: 1}, true
+	}
+	d.m = m
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{manifestName: true, lockName: true, manifestName + tmpSuffix: true}
+	if n := indexName(m); n != "" {
+		known[n], known[n+tmpSuffix] = true, true
+	}
+	for _, e := range m.Files {
+		known[e.Name] = true
+	}
+	var foreign []string
+	for _, e := range ents {
+		if !known[e.Name()] {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) > 0 {
+		sort.Strings(foreign)
+		list := strings.Join(foreign[:min(len(foreign), 5)], ", ")
+		if len(foreign) > 5 {
+			list += fmt.Sprintf(" and %d more", len(foreign)-5)
+		}
+		what := "it has no archive manifest (" + manifestName + ") and holds"
+		if !d.fresh {
+			what = "it holds files its manifest does not list:"
+		}
+		return &Error{Msg: fmt.Sprintf("--dir %s is not an archive of binlogcdc: %s %s", d.path, what, list),
+			Hint: "give an empty or new directory (binlogcdc archive never overwrites or removes files it did not write)"}
+	}
+	for _, e := range m.Files {
+		if !e.Complete {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(d.path, e.Name))
+		switch {
+		case err != nil:
+			return &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists as complete: %v", d.path, e.Name, err),
+				Hint: "restore the file from a copy; the archive is not continued over a hole"}
+		case uint64(fi.Size()) != e.Size:
+			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.Name), fi.Size(), e.Size),
+				Hint: "restore the file from a copy (its SHA-256 is in " + manifestName + "); binlogcdc archive does not overwrite it"}
+		}
+	}
+	return nil
+}
+
+// verifySums checks the SHA-256 of the complete files against the
+// manifest: all of them, or only the newest (the one a restart compares
+// with the server).
+func (d *dir) verifySums(all bool) error {
+	for i := len(d.m.Files) - 1; i >= 0; i-- {
+		e := d.m.Files[i]
+		if !e.Complete {
+			continue
+		}
+		path := filepath.Join(d.path, e.Name)
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, e.SHA256),
+				Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
+		}
+		if !all {
+			return nil
+		}
+	}
+	return nil
+}
+
+// scan is what a restart finds in the open file: where its last whole
+// event ends, and what it holds.
+type scan struct {
+	end       int64 // the last whole event ends here (0: not even the magic bytes)
+	torn      int64 // bytes after end: a torn event, cut back when the dump resumes
+	lastStart int64 // where the last whole event starts (0: none)
+	crc       bool
+	fde       bool
+	sha       hash.Hash // over [0, end), the FDE's in-use flag cleared
+	stats     FileEntry
+}
+
+// scanOpen reads the open file e from its start: the magic bytes, then
+// event after event, each with its CRC32 when the file has checksums. The
+// first damaged event is a torn tail (a crash while it was written) when
+// it runs to the end of the file, or everything from it to the end is
+// zeros (a power loss); anything else is damage in the middle of the
+// file, an error: nothing is cut.
+func scanOpen(path string, e *FileEntry) (*scan, error) {
+	s := &scan{sha: sha256.New(), stats: FileEntry{Name: e.Name}}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return s, nil // listed, then killed before it was created
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var magic [4]byte
+	n, _ := io.ReadFull(r, magic[:])
+	if !bytes.Equal(magic[:n], binlog.Magic[:n]) {
+		return nil, damaged(path, 0, "it does not start with the binlog magic bytes")
+	}
+	if n < 4 {
+		s.torn = int64(n)
+		return s, nil
+	}
+	s.sha.Write(magic[:])
+	s.end = 4
+	buf := make([]byte, 64<<10)
+	for s.end < size {
+		bad, last := "", false
+		var raw []byte
+		hdr, err := r.Peek(binlog.HeaderSize)
+		if err != nil {
+			bad, last = "a cut event header", true
+		} else if h := parseHeader(hdr); h.size < binlog.HeaderSize || int64(h.size) > binlog.MaxEventSize {
+			bad = fmt.Sprintf("an impossible event size %d", h.size)
+		} else if s.end+int64(h.size) > size {
+			bad, last = fmt.Sprintf("a %v event of %d bytes cut short", h.typ, h.size), true
+		} else {
+			if cap(buf) < int(h.size) {
+				buf = make([]byte, h.size)
+			}
+			raw = buf[:h.size]
+			if _, err := io.ReadFull(r, raw); err != nil {
+				return nil, err
+			}
+			bad, last = s.check(h, raw), s.end+int64(h.size) == size
+		}
+		if bad != "" {
+			tail, err := last, error(nil)
+			if !tail {
+				tail, err = zeroTail(f, s.end, size)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !tail {
+				return nil, damaged(path, s.end, bad+", with more data after it: the file is damaged, not cut short by a crash")
+			}
+			s.torn = size - s.end
+			return s, nil
+		}
+		s.lastStart = s.end
+		s.end += int64(len(raw))
+	}
+	return s, nil
+}
+
+// check checks one whole event of the scan and takes it in.
+func (s *scan) check(h header, raw []byte) string {
+	if !s.fde {
+		if h.typ != replication.FORMAT_DESCRIPTION_EVENT {
+			return fmt.Sprintf("a %v event where the FORMAT_DESCRIPTION_EVENT belongs", h.typ)
+		}
+		crc, err := binlog.FDEChecksum(raw)
+		if err != nil {
+			return err.Error()
+		}
+		s.fde, s.crc = true, crc
+		s.stats.FirstTime = eventTime(h.when)
+	}
+	if s.crc {
+		if err := binlog.VerifyChecksum(raw); err != nil {
+			return err.Error()
+		}
+	}
+	if h.logPos != 0 && int64(h.logPos) != s.end+int64(h.size) {
+		return fmt.Sprintf("a %v event whose log_pos %d is not its end %d", h.typ, h.logPos, s.end+int64(h.size))
+	}
+	hashEvent(s.sha, s.end, raw)
+	noteEvent(&s.stats, h, raw)
+	return ""
+}
+
+// hashEvent adds the event at off to a file's SHA-256, with the in-use
+// flag of the FORMAT_DESCRIPTION_EVENT (at 4) cleared: the hash of the
+// file as it is once closed.
+func hashEvent(sha hash.Hash, off int64, raw []byte) {
+	if off != 4 {
+		sha.Write(raw)
+		return
+	}
+	var hdr [binlog.HeaderSize]byte
+	copy(hdr[:], raw)
+	hdr[flagsOffset] &^= byte(replication.LOG_EVENT_BINLOG_IN_USE_F)
+	sha.Write(hdr[:])
+	sha.Write(raw[binlog.HeaderSize:])
+}
+
+// noteEvent updates a file's manifest entry with one of its events.
+func noteEvent(e *FileEntry, h header, raw []byte) {
+	if g := gtidOf(h, raw); g != "" {
+		if e.FirstGTID == "" {
+			e.FirstGTID = g
+		}
+		e.LastGTID = g
+	}
+	if e.FirstTime == "" {
+		e.FirstTime = eventTime(h.when)
+	}
+	e.LastTime = eventTime(h.when)
+}
+
+// zeroTail reports whether only zeros follow off (a power loss can leave
+// a file's new size with blocks never written).
+func zeroTail(f *os.File, off, size int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for at := off; at < size; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
+		if n == 0 && err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(buf[:n], func(b byte) bool { return b != 0 }) {
+			return false, nil
+		}
+		at += int64(n)
+	}
+	return true, nil
+}
+
+func damaged(path string, off int64, what string) error {
+	return &Error{Msg: fmt.Sprintf("%s:%d: %s", path, off, what),
+		Hint: "the archive is not continued over damage: restore the file from a copy, or move the archive away and start a new one"}
+}
+
+var errStop = errors.New("archive: stop")

@@ -1,0 +1,177 @@
+package archive
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+)
+
+// Names of the archiver's own files in DIR.
+const (
+	manifestName = "binlogcdc-archive.json"
+	lockName     = "binlogcdc-archive.lock"
+	tmpSuffix    = ".tmp"
+)
+
+// Manifest describes an archive directory: where its files came from and,
+// for each file, what it holds. It is rewritten (atomically: a temporary
+// file, fsync, rename, fsync of DIR) when a file is started, when one is
+// closed, and when the archiver stops; between those, the open file's
+// entry lags behind the file, which a restart measures again.
+type Manifest struct {
+	Format int `json:"format"`
+	// Source is the server the archive was started from (host:port),
+	// Flavor "mariadb" or "mysql", ServerID its @@server_id then.
+	Source   string `json:"source"`
+	Flavor   string `json:"flavor"`
+	ServerID uint32 `json:"server_id"`
+	// Files are the archived binlog files, oldest first.
+	Files []*FileEntry `json:"files"`
+}
+
+// FileEntry is one archived binlog file.
+type FileEntry struct {
+	Name string `json:"name"`
+	// Size is the file's size in bytes (for the open file: when the
+	// manifest was written).
+	Size uint64 `json:"size"`
+	// Complete: the server closed the file and every byte of it is here.
+	Complete bool `json:"complete"`
+	// End says how the file ended: "rotate" (a ROTATE event: the server
+	// went on to the next file), "stop" (a STOP_EVENT: the server shut
+	// down cleanly), "crash" (the server went on to a new file without
+	// either: it was killed or crashed while the file was open).
+	End string `json:"end,omitempty"`
+	// LastEvent is where the file's last whole event starts: a restart
+	// asks the server for that event again and compares it with this
+	// one, byte for byte, before it goes on.
+	LastEvent int64 `json:"last_event,omitempty"`
+	// SHA256 of the whole file, for complete files.
+	SHA256 string `json:"sha256,omitempty"`
+	// The file's first and last GTID ("" when none), and the times of its
+	// first and last events (RFC 3339, UTC).
+	FirstGTID string `json:"first_gtid,omitempty"`
+	LastGTID  string `json:"last_gtid,omitempty"`
+	FirstTime string `json:"first_time,omitempty"`
+	LastTime  string `json:"last_time,omitempty"`
+}
+
+// readManifest reads DIR's manifest; ok is false when there is none.
+func readManifest(dir string) (m *Manifest, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	m = &Manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s is damaged: %v", filepath.Join(dir, manifestName), err),
+			Hint: "restore it from a copy; binlogcdc archive does not rebuild it, so that a damaged archive is never taken for a good one"}
+	}
+	if m.Format != 1 {
+		return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s has format %d; this binlogcdc knows format 1", filepath.Join(dir, manifestName), m.Format),
+			Hint: "use the binlogcdc that wrote it"}
+	}
+	for i, e := range m.Files {
+		if !validName(e.Name) {
+			return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s names file %q, which is no binlog file name", filepath.Join(dir, manifestName), e.Name)}
+		}
+		if i < len(m.Files)-1 && !e.Complete {
+			return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s says %s is not complete, but files follow it", filepath.Join(dir, manifestName), e.Name),
+				Hint: "restore the manifest from a copy"}
+		}
+	}
+	return m, true, nil
+}
+
+// writeAtomic replaces dir/name with data: through a temporary file that
+// is fsynced and renamed, then dir is fsynced, so that after a crash or a
+// power loss the file is the old one or the new one, whole.
+func writeAtomic(dir, name string, data []byte) error {
+	tmp := filepath.Join(dir, name+tmpSuffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// save writes the manifest and the index.
+func (m *Manifest) save(dir string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(dir, manifestName, append(b, '\n')); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot write the archive's manifest in %s: %v", dir, err), Write: true}
+	}
+	if name := indexName(m); name != "" {
+		var sb strings.Builder
+		for _, e := range m.Files {
+			sb.WriteString("./" + e.Name + "\n")
+		}
+		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {
+			return &Error{Msg: fmt.Sprintf("cannot write the archive's index in %s: %v", dir, err), Write: true}
+		}
+	}
+	return nil
+}
+
+// indexName is the index file of the archive: like the server's, named
+// after the files' series (binlog.index for binlog.000001, …), so that
+// 'binlogcdc read DIR/binlog.index' reads the archive.
+func indexName(m *Manifest) string {
+	if len(m.Files) == 0 {
+		return ""
+	}
+	stem, _, ok := binlog.Sequence(m.Files[0].Name)
+	if !ok {
+		return ""
+	}
+	return stem + ".index"
+}
+
+// last is the newest file's entry, or nil.
+func (m *Manifest) last() *FileEntry {
+	if len(m.Files) == 0 {
+		return nil
+	}
+	return m.Files[len(m.Files)-1]
+}
+
+// Error is an archive error with a hint. Write: writing to DIR failed.
+type Error struct {
+	Msg   string
+	Hint  string
+	Write bool
+}
+
+func (e *Error) Error() string { return e.Msg }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/archive.sh compares 'binlogcdc archive --stop-at-end' with
+# 'mariadb-binlog --read-from-remote-server --raw --to-last-log' on the
+# same private MariaDB and binlogs (SIZE_MB, default 500, of row events
+# written by INSERT … SELECT of 200-byte rows, rotated at 256 MB): wall
+# time, user+system CPU, peak RSS of each, and that both copies are
+# cmp-equal to the server's files. A benchmark, not a test: run it by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+trap mdb_stop_all EXIT
+SIZE_MB=${SIZE_MB:-500}
+w=$BENCH_DIR/archive
+mkdir -p "$w"
+go build -o "$w/binlogcdc" ./cmd/binlogcdc
+mdb_start "$w/db" "${mdb_binlog_flags[@]}" --max-binlog-size=256M
+mdb -e "CREATE DATABASE b; CREATE TABLE b.t (id BIGINT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(200), n INT)"
+while [ "$(mdb -e 'SHOW BINARY LOGS' | awk '{s+=$2} END {print int(s/1048576)}')" -lt "$SIZE_MB" ]; do
+	mdb b -e "INSERT INTO t (v, n) SELECT REPEAT(CHAR(65 + seq % 26), 200), seq FROM seq_1_to_50000"
+done
+mdb -e "FLUSH BINARY LOGS"
+first=$(mdb -e 'SHOW BINARY LOGS' | head -1 | cut -f1)
+echo "binlogs: $(mdb -e 'SHOW BINARY LOGS' | awk '{s+=$2; n++} END {printf "%d files, %.0f MB", n, s/1048576}')"
+run() { # name cmd...
+	local name=$1
+	shift
+	/usr/bin/time -o "$w/time" -f "$name: %e s wall, %U s user, %S s sys, %M KB max RSS" "$@"
+	cat "$w/time"
+}
+rm -rf "$w/raw" "$w/arch"
+mkdir -p "$w/raw"
+sync
+(cd "$w/raw" && run mariadb-binlog mariadb-binlog --no-defaults --read-from-remote-server -h127.0.0.1 -P"$MDB_PORT" -uroot --raw --to-last-log "$first")
+run "binlogcdc archive" "$w/binlogcdc" archive --source "mysql://root@127.0.0.1:$MDB_PORT" --dir "$w/arch" --stop-at-end --from earliest 2>/dev/null
+for f in $(mdb -e 'SHOW BINARY LOGS' | cut -f1); do
+	last=$f
+done
+for f in $(mdb -e 'SHOW BINARY LOGS' | cut -f1); do
+	[ "$f" = "$last" ] && continue # the open file: a prefix in both
+	cmp "$w/db/$f" "$w/arch/$f"
+	cmp "$w/db/$f" "$w/raw/$f"
+done
+echo "every closed file cmp-equal in both copies"

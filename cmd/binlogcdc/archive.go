@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/archive"
+	"github.com/binlogcdc/binlogcdc/binlog"
+)
+
+// ArchiveOptions are the flags of 'binlogcdc archive'.
+type ArchiveOptions struct {
+	Conn          ConnOptions
+	Dir           string
+	From          string
+	StartPosition string
+	StartGTID     string
+	StopAtEnd     bool
+	Sync          bool
+	VerifyAll     bool
+	Heartbeat     time.Duration
+}
+
+// AddFlags binds the flags.
+func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
+	o.Conn.AddFlags(f)
+	f.Lookup("source").Usage = "server whose binlogs to keep: `mysql://user@host:port` (a password in the DSN works but shows in ps; prefer --password-file or MYSQL_PWD)"
+	f.StringVar(&o.Dir, "dir", "", "archive directory (`DIR`): the binlog files under the server's names, an index and binlogcdc-archive.json; created if missing")
+	f.StringVar(&o.From, "from", "", "a new archive starts `AT` earliest (the oldest binlog the server has; the default) or now (the beginning of the server's current binlog)")
+	f.StringVar(&o.StartPosition, "start-position", "", "a new archive starts at the beginning of this binlog `FILE` (FILE:POS: the file that holds POS)")
+	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
+	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
+	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
+	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
+	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
+}
+
+const archiveUsage = `Usage: binlogcdc archive --source mysql://user@host:port --dir DIR [flags]
+
+Follows a MySQL or MariaDB server as a replica and keeps its binlog files
+in DIR under the server's own names, byte for byte as the server has them:
+once the server has closed a file, the archived copy is identical to it
+(cmp); the file being written is a prefix of the server's. DIR also holds
+an index (binlog.index, as the server's: 'binlogcdc read DIR/binlog.index')
+and a manifest, binlogcdc-archive.json: for each file its size, whether it
+is complete, its SHA-256 once complete, its first and last GTID and event
+time.
+
+Runs until stopped (SIGINT/SIGTERM: writes what it received, saves the
+manifest, exits 0); with --stop-at-end it copies the binlogs up to the
+server's position at the start and exits 0.
+
+Start: an existing archive continues where DIR ends (the start flags are
+then ignored); a new one starts at the beginning of a file: --from earliest
+(the default), --from now, --start-position FILE[:POS] or --start-gtid SET.
+
+Safe to kill: a restart cuts a torn event at the end of the open file back
+(and says so) and asks the server for the archive's last event again,
+which must be the same byte for byte: nothing is written twice or skipped,
+and a DIR written from another server history is refused. A lost
+connection (a network cut, the server restarting) is retried. A file
+purged on the server before it was archived is an error naming it. Every
+event's CRC32 and log_pos are checked as it arrives. One archiver per DIR
+(DIR/binlogcdc-archive.lock).
+
+Durability: a complete file is fsynced before the manifest says so. The
+open file is written when the archive has caught up with the server (and
+every 1 MiB while catching up); with --sync it is also fdatasynced then,
+so that after a power loss DIR holds at least what it held when the
+archive last caught up.
+
+The user needs REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG
+MONITOR); any binlog_format.
+` + `
+Flags:
+`
+
+func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer, sig *signals) error {
+	var o ArchiveOptions
+	f, err := parseFlags("archive", archiveUsage, args, stderr, o.AddFlags)
+	if err != nil {
+		return err
+	}
+	start, err := o.check(f)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.Conn.liveConfig("archive " + absPath(o.Dir))
+	if err != nil {
+		return err
+	}
+	cfg.Heartbeat = o.Heartbeat
+	cfg.AnnotateRows = true                                           // every event of the file
+	info, err := o.Conn.preflightWith(ctx, &cfg, binlog.PreflightRaw) // dsn.go
+	if err != nil {
+		return err
+	}
+	logf := infof(stderr)
+	stopping := sig.onStop(func() {}, func() bool { return false })
+	err = archive.Run(ctx, archive.Config{
+		Dir:       o.Dir,
+		Live:      cfg,
+		Source:    net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+		ServerID:  info.ServerID,
+		Start:     start,
+		Sync:      o.Sync,
+		VerifyAll: o.VerifyAll,
+		StopAtEnd: o.StopAtEnd,
+		Logf:      logf,
+	})
+	if errors.Is(err, context.Canceled) && stopping() {
+		return nil
+	}
+	return err
+}
+
+// check checks the flags before anything connects or is written.
+func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
+	var s archive.Start
+	if f.NArg() > 0 {
+		return s, usageError{msg: "archive takes no arguments: " + strings.Join(f.Args(), " "), hint: "binlogcdc archive --source mysql://repl@db1:3306 --dir /backup/binlogs"}
+	}
+	if o.Dir == "" {
+		return s, usageError{msg: "--dir is required", hint: "--dir /backup/binlogs (created if missing)"}
+	}
+	if o.Heartbeat <= 0 {
+		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
+	}
+	n := 0
+	for _, set := range []bool{o.From != "", o.StartPosition != "", o.StartGTID != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return s, usageError{msg: "give one start: --from, --start-position or --start-gtid", hint: "--from earliest"}
+	}
+	switch o.From {
+	case "", "earliest":
+		s.Earliest = true
+	case "now":
+		s.Now = true
+	default:
+		return s, usageError{msg: "--from: want earliest or now, not " + o.From, hint: "--from earliest"}
+	}
+	if o.StartPosition != "" {
+		s.Earliest = false
+		file, _, _ := strings.Cut(o.StartPosition, ":")
+		if file == "" || strings.ContainsAny(file, "/\\") {
+			return s, usageError{msg: "--start-position " + o.StartPosition + ": want a binlog file name, FILE or FILE:POS", hint: "--start-position binlog.000042"}
+		}
+		s.File = file
+	}
+	if o.StartGTID != "" {
+		s.Earliest = false
+		if err := checkStartGTID(o.StartGTID); err != nil { // args.go
+			return s, err
+		}
+		s.GTID = o.StartGTID
+	}
+	for flag, in := range connFiles(o.Conn) { // args.go
+		if in != "" && inDir(in, o.Dir) {
+			return s, usageError{msg: fmt.Sprintf("%s %s is inside --dir %s, which holds only the archive", flag, in, o.Dir), hint: "keep the file elsewhere"}
+		}
+	}
+	return s, nil
+}
+
+// inDir reports whether path lies in directory dir.
+func inDir(path, dir string) bool {
+	p, d := absPath(path), absPath(dir)
+	return strings.HasPrefix(p, d+string(filepath.Separator))
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// archiveError prints an archive.Error (report, main.go).
+func archiveError(e *archive.Error, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "binlogcdc: %s\n", e.Msg)
+	if e.Hint != "" {
+		fmt.Fprintf(stderr, "hint: %s\n", e.Hint)
+	}
+	return exitError
+}
