@@ -191,6 +191,18 @@ func stMasterPos(t testing.TB, srv *testserver.Server) (string, uint64) {
 	return *rows[0][0], off
 }
 
+// stPurgeTo purges the server's binlogs before file and waits until they
+// are gone. MariaDB silently keeps a binlog that InnoDB crash recovery may
+// still need, until its binlog checkpoint passes it (about a second with
+// innodb_flush_log_at_trx_commit=2), so one PURGE is not enough.
+func stPurgeTo(t testing.TB, srv *testserver.Server, file string) {
+	t.Helper()
+	stPoll(t, time.Minute, nil, "PURGE BINARY LOGS TO '"+file+"'", func() bool {
+		srv.Exec(t, "PURGE BINARY LOGS TO '"+file+"'")
+		return *srv.QueryStrings(t, "SHOW BINARY LOGS")[0][0] == file
+	})
+}
+
 // stRead is 'binlogcdc read' over all of the server's binlogs.
 func stRead(t testing.TB, srv *testserver.Server, extra ...string) []byte {
 	t.Helper()

@@ -69,7 +69,7 @@ func TestStreamRestartBeforeFirstCommit(t *testing.T) {
 			// (--from earliest starts there, at a non-empty GTID position).
 			src.Exec(t, "FLUSH BINARY LOGS")
 			file, off := stMasterPos(t, src)
-			src.Exec(t, "PURGE BINARY LOGS TO '"+file+"'")
+			stPurgeTo(t, src, file)
 			replica := "r-" + c.table
 			args := []string{"--source", src.DSN(), "--tables", "rs." + c.table}
 			switch c.mode {

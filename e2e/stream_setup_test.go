@@ -47,15 +47,7 @@ func TestStreamPurgedBinlog(t *testing.T) {
 	purgeAll := func() {
 		t.Helper()
 		files := srv.BinlogFiles(t)
-		newest := filepath.Base(files[len(files)-1])
-		// MariaDB silently keeps binlogs that InnoDB crash recovery may
-		// still need (until the binlog checkpoint passes them, about a
-		// second with innodb_flush_log_at_trx_commit=2): purge until
-		// they are gone.
-		stPoll(t, time.Minute, nil, "PURGE BINARY LOGS TO '"+newest+"'", func() bool {
-			srv.Exec(t, "PURGE BINARY LOGS TO '"+newest+"'")
-			return len(srv.BinlogFiles(t)) == 1
-		})
+		stPurgeTo(t, srv, filepath.Base(files[len(files)-1]))
 	}
 	purgeAll()
 	out2 := filepath.Join(dir, "out2.jsonl")

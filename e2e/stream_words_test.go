@@ -125,11 +125,7 @@ func TestStreamPurgedHintWorks(t *testing.T) {
 		insert() // lost with the purge
 		src.Exec(t, "FLUSH BINARY LOGS")
 		file, _ := stMasterPos(t, src)
-		// MariaDB keeps a binlog until its binlog checkpoint is written.
-		stPoll(t, time.Minute, nil, "the purge", func() bool {
-			src.Exec(t, "PURGE BINARY LOGS TO '"+file+"'")
-			return *src.QueryStrings(t, "SHOW BINARY LOGS")[0][0] == file
-		})
+		stPurgeTo(t, src, file)
 
 		r = stStart(t, dir, sk+"-2", nil, append(args, "--from", "now")...)
 		if code := r.wait(time.Minute); code != 5 || !strings.Contains(r.errText(), hint) || !strings.Contains(r.errText(), "with --from earliest") {
