@@ -93,6 +93,12 @@ type Change struct {
 	// (MariaDB), or "" when the binlog has none.
 	GTID string
 
+	// Query is the statement that made the row change, from the
+	// ANNOTATE_ROWS (MariaDB, binlog_annotate_row_events) or ROWS_QUERY
+	// (MySQL, binlog_rows_query_log_events) event before its rows event;
+	// "" when the binlog has none.
+	Query string
+
 	// DB and SQL are set for DDL: the default database of the statement
 	// and its text.
 	DB  string

@@ -94,6 +94,7 @@ type Pipeline struct {
 
 	cov      *Coverage // opts.Coverage while not empty
 	tx       txState
+	rowQuery string // the statement of the rows events that follow (events.go)
 	xa       map[string]heldXA // prepared XA transactions, by xid
 	lastGTID string            // of the last committed transaction
 	Stats    Stats
@@ -248,6 +249,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 			p.tx.xid = xidUnknown // named by its XA END, before the rows are released
 		}
 		p.tx.gtid, p.tx.commitTS, p.tx.micro = g.ID, g.CommitTime, !g.CommitTime.IsZero()
+		p.rowQuery = ""
 		if g.CommitTime.IsZero() {
 			p.tx.commitTS = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
 		}
@@ -262,6 +264,10 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 
 	case replication.XID_EVENT:
 		return p.commit(ctx, ev)
+
+	case replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT:
+		p.rowQuery = rowsQuery(ev)
+		return nil
 
 	case replication.ROTATE_EVENT:
 		return p.rotate(ev)
@@ -511,7 +517,7 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 	for i := range changes {
 		c := &changes[i]
 		c.Pos, c.RowIndex, c.GTID, c.Time, c.TimeMicro = ev.Pos, base+c.RowIndex, p.tx.gtid, ts, micro
-		c.ServerID = ev.Header.ServerID
+		c.ServerID, c.Query = ev.Header.ServerID, p.rowQuery
 		if p.tx.xid != "" {
 			// An XA transaction: held until its outcome is logged.
 			p.tx.held = append(p.tx.held, cloneChange(c))

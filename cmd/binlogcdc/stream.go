@@ -95,23 +95,21 @@ its GTIDs and binlog position; after a failover, a replica that logged its
 GTIDs resumes it by GTID) and by one process at a time (FILE.lock). A
 failure to write the checkpoint or -o stops the stream (exit 1).
 
-The server needs binlog_format=ROW and binlog_row_metadata=FULL, and the
-user REPLICATION SLAVE plus REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
+The server needs binlog_format=ROW, binlog_row_metadata=FULL, and the user
+REPLICATION SLAVE plus REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
 
 With --to mysql://…, the changes are applied to that server instead,
 exactly once: it keeps its position in its binlogcdc.checkpoint table,
 which wins over the start flags (see the README, "Replay").
 
---signal-table DB.TABLE (MariaDB): a row inserted there on the source
-with type 'snapshot' and data 'db.t1,db.t2' copies those tables again
-while the stream runs, chunk by chunk, each chunk in its own consistent
-snapshot; the stream's changes to them are fitted to what was copied, and
-a table not selected yet is added (see the README, "Re-snapshot tables
-while streaming").
+--signal-table DB.TABLE (MariaDB): a row inserted there on the source with
+type 'snapshot' and data 'db.t1,db.t2' copies those tables again while the
+stream runs, chunk by chunk, each chunk in its own consistent snapshot; the
+stream's changes to them are fitted to what was copied, and a table not
+selected yet is added (README: "Re-snapshot tables while streaming").
 
 --format debezium, maxwell or canal writes those tools' JSON instead of
-binlogcdc's, to stdout, --output or --to kafka:// (see the README, "Other
-formats").
+binlogcdc's, to stdout, --output or --to kafka:// (README: "Other formats").
 ` + profileUsage + `
 Flags:
 `
@@ -162,11 +160,11 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 	if o.Heartbeat <= 0 {
 		return usageError{msg: fmt.Sprintf("--heartbeat must be positive, not %v", o.Heartbeat), hint: "--heartbeat 10s"}
 	}
-	// The server sends a heartbeat after this long without events, so a
-	// read that waits 3× as long is a stalled network (a half-open TCP
-	// connection never ends by itself). Without it DialLive's 10 s default
-	// applied whatever the flag said.
-	cfg.Heartbeat = o.Heartbeat
+	// The server sends a heartbeat after this long without events, so a read
+	// that waits 3× as long is a stalled network (a half-open TCP connection
+	// never ends by itself). --maxwell-output-row-query needs MariaDB's
+	// ANNOTATE_ROWS events, which it sends a replica only when asked.
+	cfg.Heartbeat, cfg.AnnotateRows = o.Heartbeat, o.Replay.Envelope.RowQuery
 	// Check the start flags before connecting: a usage error is one
 	// whether or not the server is up.
 	var startPos change.Position
