@@ -94,7 +94,7 @@ type Pipeline struct {
 
 	cov      *Coverage // opts.Coverage while not empty
 	tx       txState
-	rowQuery string // the statement of the rows events that follow (events.go)
+	rowQuery string            // the statement of the rows events that follow (events.go)
 	xa       map[string]heldXA // prepared XA transactions, by xid
 	lastGTID string            // of the last committed transaction
 	Stats    Stats

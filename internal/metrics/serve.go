@@ -67,7 +67,8 @@ func (h *Server) Close() error {
 var (
 	descRows         = prometheus.NewDesc("binlogcdc_rows_total", "Row changes delivered to the sink in committed transactions, by op.", []string{"op"}, nil)
 	descDDL          = prometheus.NewDesc("binlogcdc_ddl_total", "DDL statements delivered to the sink.", nil, nil)
-	descTransactions = prometheus.NewDesc("binlogcdc_transactions_total", "Source transactions delivered to the sink and committed there.", nil, nil)
+	descTransactions = prometheus.NewDesc("binlogcdc_transactions_total", "Source transactions with at least one change delivered to the sink, committed there (transactions whose changes were all filtered out are not counted).", nil, nil)
+	descSourceTx     = prometheus.NewDesc("binlogcdc_source_transactions_total", "Source transactions read to their commit, whether or not any of their changes passed the filters.", nil, nil)
 	descEvents       = prometheus.NewDesc("binlogcdc_events_total", "Binlog events read from the source.", nil, nil)
 	descBytes        = prometheus.NewDesc("binlogcdc_read_bytes_total", "Bytes of binlog events read from the source.", nil, nil)
 	descReconnects   = prometheus.NewDesc("binlogcdc_reconnects_total", "Attempts to connect to the source again after it was lost.", nil, nil)
@@ -86,7 +87,7 @@ var opLabels = [...]string{"insert", "update", "delete"}
 type collector struct{ s *Stream }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descEvents, descBytes, descReconnects,
+	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descSourceTx, descEvents, descBytes, descReconnects,
 		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered} {
 		ch <- d
 	}
@@ -105,6 +106,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descDDL, s.rows[3].Load())
 	counter(descTransactions, s.transactions.Load())
+	counter(descSourceTx, s.sourceTx.Load())
 	counter(descEvents, s.events.Load())
 	counter(descBytes, s.bytes.Load())
 	counter(descReconnects, s.reconnects.Load())

@@ -23,7 +23,7 @@ type debezium struct {
 	tables  map[*tablemap.Table]*dbzTable
 	srcHead []byte // `"source":{"version":…,"connector":"mysql","name":…,"ts_ms":`
 	big     big.Int
-	err     error // a value the chosen modes cannot represent
+	err     error                     // a value the chosen modes cannot represent
 	dbl     map[*tablemap.Column]bool // FLOAT(M,D) columns (dbzmodes.go)
 	binlog  bool                      // the record is a binlog row's, not a snapshot row's
 	pieces
