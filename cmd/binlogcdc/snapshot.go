@@ -385,8 +385,11 @@ func (s *streamSnapshot) saved() error {
 // else nil; the target's checkpoint is then the stream's start.
 func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, o *StreamOptions, saver *checkpoint.Saver, startGTID func(change.Position) (string, error), stderr io.Writer) (*pipeline.Coverage, error) {
 	defer s.src.Close()
-	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state}
+	// Maxwell brackets each table's bootstrap rows with bootstrap-start
+	// and bootstrap-complete records (not for a target server).
+	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state, Marks: o.Replay.Format == "maxwell"}
 	if rp != nil && rp.target != nil {
+		opts.Marks = false
 		sk = snapshot.AsInserts(sk)
 		opts.BeforeTable = func(t *tablemap.Table, fresh bool) error {
 			return rp.target.PrepareSnapshotTable(t, fresh && (s.redo || s.resumed), !fresh)

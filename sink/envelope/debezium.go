@@ -25,7 +25,6 @@ type debezium struct {
 	big     big.Int
 	err     error                     // a value the chosen modes cannot represent
 	dbl     map[*tablemap.Column]bool // FLOAT(M,D) columns (dbzmodes.go)
-	binlog  bool                      // the record is a binlog row's, not a snapshot row's
 	pieces
 }
 
@@ -107,7 +106,6 @@ func (d *debezium) appendValueRecord(b []byte, c *change.Change) ([]byte, error)
 		return b, err
 	}
 	k := d.table(c.Table)
-	d.binlog = c.Op != change.Snapshot
 	if d.opts.WithSchema {
 		b = append(b, k.valSchema...)
 	}
@@ -242,9 +240,10 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 	case change.Null, change.Absent:
 		return append(b, "null"...)
 	case change.Int:
-		if col.Type == mysql.MYSQL_TYPE_YEAR && v.Int() == 0 && d.binlog {
+		if col.Type == mysql.MYSQL_TYPE_YEAR && v.Int() == 0 {
 			// Debezium's binlog reader reads YEAR as 1900 + the stored
-			// byte: the zero year 0000 is 1900.
+			// byte: the zero year 0000 is 1900 (snapshot rows too, so
+			// that a row reads the same from either).
 			return append(b, "1900"...)
 		}
 		return strconv.AppendInt(b, v.Int(), 10)

@@ -15,7 +15,6 @@ import (
 // AppendTail.
 type maxwell struct {
 	query    bool // output_row_query: each row's "query"
-	snapshot bool // the record is a snapshot row's (mxvalues.go: unpad)
 	tables   map[*tablemap.Table]*mxTable
 	file     string // the last position's file, and it JSON-escaped
 	fileJSON []byte
@@ -94,12 +93,14 @@ func (m *maxwell) appendValueRecord(b []byte, c *change.Change) ([]byte, error) 
 		b = m.appendQuery(b, c.Query)
 	}
 	b = append(b, `,"type":"`...)
+	if c.Op == change.Snapshot && c.Mark != 0 {
+		return appendBootstrapMark(b, c), nil
+	}
 	if c.Op == change.Snapshot {
 		b = append(b, "bootstrap-insert"...) // Maxwell's name for its bootstrap's rows
 	} else {
 		b = append(b, c.Op.String()...)
 	}
-	m.snapshot = c.Op == change.Snapshot
 	b = append(b, `","ts":`...)
 	b = strconv.AppendInt(b, c.Time.Unix(), 10)
 	b = append(b, `,"position":"`...)
@@ -216,9 +217,10 @@ func (m *maxwell) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
 	}
 	k := m.table(c.Table)
 	b = append(b, k.key...)
-	if len(c.Table.PrimaryKey) == 0 {
-		// A table without a primary key: Maxwell adds a random UUID, so
-		// that its rows spread over the topic's partitions.
+	if len(c.Table.PrimaryKey) == 0 || c.Mark != 0 {
+		// A table without a primary key (or a bootstrap-start/-complete
+		// record, which has no row): Maxwell adds a random UUID, so that
+		// its rows spread over the topic's partitions.
 		b = append(b, `,"_uuid":"`...)
 		b = appendUUID(b)
 		return append(b, '"', '}'), true

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -14,13 +16,14 @@ import (
 // them (its tests, src/test/resources/sql/json/test_blob and
 // test_zero_created_at, say what it writes).
 
-// unpad returns a BINARY(n) value of a binlog row without the trailing
-// 0x00 bytes binlogcdc restores: Maxwell writes the bytes as the binlog
-// logs them, with the padding stripped (x'00010203' in a BINARY(10) is
-// "AAECAw=="). Snapshot rows come from a SELECT, which returns the
-// padding, and Maxwell's bootstrap writes it: they keep it.
+// unpad returns a BINARY(n) value without the trailing 0x00 bytes
+// binlogcdc restores: Maxwell writes the bytes as the binlog logs them,
+// with the padding stripped (test_blob: x'00010203' in a BINARY(10) is
+// "AAECAw=="). Snapshot rows, which a SELECT returns padded, are written
+// the same way, so that a row reads the same whether it came from the
+// snapshot or the binlog.
 func (m *maxwell) unpad(col *tablemap.Column, b []byte) []byte {
-	if m.snapshot || col.Type != mysql.MYSQL_TYPE_STRING {
+	if col.Type != mysql.MYSQL_TYPE_STRING {
 		return b
 	}
 	return bytes.TrimRight(b, "\x00")
@@ -75,4 +78,18 @@ func appendUUID(b []byte) []byte {
 	b = append(b, h[16:20]...)
 	b = append(b, '-')
 	return append(b, h[20:]...)
+}
+
+// appendBootstrapMark writes the rest of Maxwell's bootstrap-start or
+// bootstrap-complete record (after `"type":"`), which brackets a table's
+// bootstrap-insert rows: {…,"type":"bootstrap-start","ts":…,"data":{}}.
+func appendBootstrapMark(b []byte, c *change.Change) []byte {
+	if c.Mark == change.MarkTableStart {
+		b = append(b, "bootstrap-start"...)
+	} else {
+		b = append(b, "bootstrap-complete"...)
+	}
+	b = append(b, `","ts":`...)
+	b = strconv.AppendInt(b, c.Time.Unix(), 10)
+	return append(b, `,"data":{}`...)
 }
