@@ -28,6 +28,10 @@ import (
 type Options struct {
 	Filter *Filter // nil: every table
 	DDL    bool    // also pass DDL statements on
+	// RowQuery sets each change's Query from the ANNOTATE_ROWS or
+	// ROWS_QUERY event before its rows (Maxwell's output_row_query);
+	// off, the statements are not copied.
+	RowQuery bool
 	// Accounts passes account management statements on as logged, with
 	// their passwords, whatever the filters (--replay-accounts: replay
 	// only); otherwise their secrets are redacted (see ddl.go).
@@ -266,7 +270,9 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		return p.commit(ctx, ev)
 
 	case replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT:
-		p.rowQuery = rowsQuery(ev)
+		if p.opts.RowQuery {
+			p.rowQuery = rowsQuery(ev)
+		}
 		return nil
 
 	case replication.ROTATE_EVENT:

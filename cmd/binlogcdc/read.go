@@ -242,7 +242,7 @@ func (o *ReadOptions) pipelineOptions() (pipeline.Options, change.Position, erro
 	if popts.Filter, err = pipeline.NewFilter(o.Tables, o.ExcludeTables); err != nil {
 		return popts, start, usageError{msg: err.Error(), hint: "--tables shop.orders --tables 'shop.*'"}
 	}
-	popts.DDL = o.DDL
+	popts.DDL, popts.RowQuery = o.DDL, o.Replay.Envelope.RowQuery
 	if o.StartPosition != "" {
 		if start, err = parsePosition(o.StartPosition); err != nil {
 			return popts, start, usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
