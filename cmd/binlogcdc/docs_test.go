@@ -362,9 +362,9 @@ func TestDocsNamedTests(t *testing.T) {
 func TestDocsSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Start from the data already there: `binlogcdc snapshot`, `stream --snapshot`": "start-from-the-data-already-there-binlogcdc-snapshot-stream---snapshot",
-		"Resuming a snapshot after kill -9":                                           "resuming-a-snapshot-after-kill--9",
-		"Other formats: `--format debezium|maxwell|canal`":                            "other-formats---format-debeziummaxwellcanal",
-		"Parallel apply: `--parallel N`":                                              "parallel-apply---parallel-n",
+		"Resuming a snapshot after kill -9":                                            "resuming-a-snapshot-after-kill--9",
+		"Other formats: `--format debezium|maxwell|canal`":                             "other-formats---format-debeziummaxwellcanal",
+		"Parallel apply: `--parallel N`":                                               "parallel-apply---parallel-n",
 	} {
 		if got := slug(in); got != want {
 			t.Errorf("slug(%q) = %q, want %q", in, got, want)
