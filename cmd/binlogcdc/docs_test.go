@@ -42,8 +42,9 @@ var foreignFlags = map[string]string{
 }
 
 // docFlag finds `--flag` in text: not inside a word or an anchor
-// (#parallel-apply---parallel-n), and --ssl-* as the prefix "ssl-".
-var docFlag = regexp.MustCompile(`(?:^|[^A-Za-z0-9_#/-])--([a-z][a-z0-9-]*[a-z0-9])(-\*)?`)
+// (#parallel-apply---parallel-n); the whole word, so that a misspelt
+// --Flag or --flag_x is not read as --flag; --ssl-* is the prefix "ssl-".
+var docFlag = regexp.MustCompile(`(?:^|[^A-Za-z0-9_#/-])--([A-Za-z0-9][A-Za-z0-9_-]*)(\*)?`)
 
 // helpOf runs 'binlogcdc ARGS...' in-process and returns what it printed.
 func helpOf(t *testing.T, args ...string) string {
@@ -85,7 +86,7 @@ func helpFlags(t *testing.T, cmd string) map[string]bool {
 		if !strings.HasPrefix(l, "-") {
 			continue
 		}
-		if m := regexp.MustCompile(`^(?:-[a-z], )?--([a-z][a-z0-9-]*)`).FindStringSubmatch(l); m != nil {
+		if m := flagLine.FindStringSubmatch(l); m != nil {
 			flags[m[1]] = true
 		}
 	}
@@ -149,8 +150,8 @@ func readDocs(t *testing.T) map[string]docFile {
 func namedFlags(text string) (names, prefixes map[string]bool) {
 	names, prefixes = map[string]bool{}, map[string]bool{}
 	for _, m := range docFlag.FindAllStringSubmatch(text, -1) {
-		if m[2] != "" {
-			prefixes[m[1]+"-"] = true
+		if m[2] != "" && strings.HasSuffix(m[1], "-") {
+			prefixes[m[1]] = true
 		} else {
 			names[m[1]] = true
 		}
@@ -158,13 +159,19 @@ func namedFlags(text string) (names, prefixes map[string]bool) {
 	return names, prefixes
 }
 
-var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+var (
+	mdLink     = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	inlineCode = regexp.MustCompile("`[^`]*`")
+	mdHeading  = regexp.MustCompile(`^#{1,6} +(.*?)\s*$`)
+	linkText   = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	flagLine   = regexp.MustCompile(`^(?:-[a-z], )?--([a-z][a-z0-9-]*)`)
+)
 
 // links are the link targets of a file's prose, outside inline code.
 func links(d docFile) []string {
 	var out []string
 	for _, l := range strings.Split(d.prose, "\n") {
-		l = regexp.MustCompile("`[^`]*`").ReplaceAllString(l, "")
+		l = inlineCode.ReplaceAllString(l, "")
 		for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
 			out = append(out, m[1])
 		}
@@ -175,7 +182,7 @@ func links(d docFile) []string {
 // slug is GitHub's anchor for a heading: lower case, inline markup and
 // punctuation dropped, spaces made hyphens.
 func slug(heading string) string {
-	heading = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(heading, "$1")
+	heading = linkText.ReplaceAllString(heading, "$1")
 	var b strings.Builder
 	for _, r := range strings.ToLower(heading) {
 		switch {
@@ -194,7 +201,7 @@ func anchors(d docFile) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
 	for _, l := range strings.Split(d.prose, "\n") {
-		m := regexp.MustCompile(`^#{1,6} +(.*?)\s*$`).FindStringSubmatch(l)
+		m := mdHeading.FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -368,6 +375,22 @@ func TestDocsSlug(t *testing.T) {
 	} {
 		if got := slug(in); got != want {
 			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestDocsSizes: the README stays a short start (what it is, try, test,
+// install, settings, one paragraph per command, links), and no page
+// grows past the project's 600 lines: the rest goes to a page of docs/.
+func TestDocsSizes(t *testing.T) {
+	for _, d := range readDocs(t) {
+		n := strings.Count(d.text, "\n")
+		limit := 600
+		if d.path == "README.md" {
+			limit = 300
+		}
+		if n > limit {
+			t.Errorf("%s has %d lines, more than %d: move the detail to a page of docs/ and link it", d.path, n, limit)
 		}
 	}
 }
