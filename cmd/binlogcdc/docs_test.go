@@ -6,7 +6,9 @@ package main
 //   - every flag a command's --help lists is named (as `--flag`) in that
 //     command's page, docs/COMMAND.md, or in a page that page links to;
 //   - every `--flag` the documentation names is a flag of some command
-//     (other tools' flags, such as mysqlbinlog's, are listed below);
+//     (other tools' flags, such as mysqlbinlog's, are listed below), and
+//     every flag an example gives a command ("binlogcdc stream --x") is
+//     one of that command's;
 //   - every command 'binlogcdc --help' lists has its page;
 //   - every relative link resolves, anchors included;
 //   - every test, benchmark and fuzz function named exists.
@@ -355,10 +357,19 @@ func TestDocsNamedTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A -run pattern may name the start of several (-run TestDocs).
+	prefixOfOne := func(name string) bool {
+		for d := range defined {
+			if strings.HasPrefix(d, name) {
+				return true
+			}
+		}
+		return false
+	}
 	named := regexp.MustCompile(`\b((?:Test|Benchmark|Fuzz)[A-Z]\w*)`)
 	for _, d := range readDocs(t) {
 		for _, m := range named.FindAllStringSubmatch(d.text, -1) {
-			if !defined[m[1]] {
+			if !defined[m[1]] && !prefixOfOne(m[1]) {
 				t.Errorf("%s names %s, which no _test.go file defines", d.path, m[1])
 			}
 		}
@@ -392,5 +403,65 @@ func TestDocsSizes(t *testing.T) {
 		if n > limit {
 			t.Errorf("%s has %d lines, more than %d: move the detail to a page of docs/ and link it", d.path, n, limit)
 		}
+	}
+}
+
+// exampleCmd finds a command line: "binlogcdc CMD ARGS", up to what ends
+// a shell command (a pipe, a redirection, a comment, a background &).
+var exampleCmd = regexp.MustCompile(`\bbinlogcdc ([a-z]+)((?: +[^|>#&;\s]+)*)`)
+
+// examples are the command lines of a file: its code fences' lines
+// (joined where they end in a backslash) and its inline code spans.
+func examples(d docFile) []string {
+	var out []string
+	fence, joined := false, ""
+	for _, l := range strings.Split(d.text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fence = !fence
+			continue
+		}
+		if fence {
+			if strings.HasSuffix(l, "\\") {
+				joined += strings.TrimSuffix(l, "\\") + " "
+				continue
+			}
+			out = append(out, joined+l)
+			joined = ""
+			continue
+		}
+		for _, m := range inlineCode.FindAllString(l, -1) {
+			out = append(out, strings.Trim(m, "`"))
+		}
+	}
+	return out
+}
+
+// TestDocsExamples: every flag an example gives a command is one of that
+// command's flags (a hidden one included).
+func TestDocsExamples(t *testing.T) {
+	cmds := map[string]bool{}
+	for _, c := range docCommands(t) {
+		cmds[c] = true
+	}
+	checked := 0
+	for _, d := range readDocs(t) {
+		for _, ex := range examples(d) {
+			for _, m := range exampleCmd.FindAllStringSubmatch(ex, -1) {
+				cmd := m[1]
+				if !cmds[cmd] || cmd == "version" {
+					continue
+				}
+				names, _ := namedFlags(m[2])
+				for f := range names {
+					checked++
+					if f != "help" && !accepts(cmd, f) {
+						t.Errorf("%s: the example %q gives binlogcdc %s --%s, which it does not take", d.path, strings.TrimSpace(m[0]), cmd, f)
+					}
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d flags found in examples: the example finder is broken", checked)
 	}
 }
