@@ -39,7 +39,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartPosition, "start-position", "", "a new archive starts at the beginning of this binlog `FILE` (FILE:POS: the file that holds POS)")
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
-	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
+	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see docs/archive.md for what each setting keeps after a power loss)")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }

@@ -31,7 +31,7 @@ const incrementalChunkBytes = 4 << 20
 
 // AddFlags binds --signal-table and --snapshot-chunk.
 func (o *IncrementalOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.SignalTable, "signal-table", "", "watch `DB.TABLE` on the source for requests: a row inserted with type 'snapshot' and data 'db.t1,db.t2' re-snapshots those tables while the stream runs (incremental snapshot, MariaDB; see the README)")
+	f.StringVar(&o.SignalTable, "signal-table", "", "watch `DB.TABLE` on the source for requests: a row inserted with type 'snapshot' and data 'db.t1,db.t2' re-snapshots those tables while the stream runs (incremental snapshot, MariaDB; see docs/snapshot.md)")
 	f.IntVar(&o.ChunkRows, "snapshot-chunk", 1000, "incremental snapshots: rows per chunk, each read in its own consistent snapshot (fewer when a chunk passes 4 MiB)")
 	f.BoolVar(&o.NewTables, "snapshot-new-tables", false, "resuming with a wider --tables than the checkpoint was made with: copy the tables it adds by an incremental snapshot while streaming (MariaDB; the checkpoint must have been made with --signal-table or this flag)")
 }

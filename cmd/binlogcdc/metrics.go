@@ -22,7 +22,7 @@ type MetricsOptions struct {
 
 // AddFlags binds the flags.
 func (o *MetricsOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Addr, "metrics-addr", "", "serve Prometheus metrics on http://`HOST:PORT`/metrics and a health check on /healthz (see the README, \"Metrics\")")
+	f.StringVar(&o.Addr, "metrics-addr", "", "serve Prometheus metrics on http://`HOST:PORT`/metrics and a health check on /healthz (see docs/operations.md)")
 	f.DurationVar(&o.HealthWindow, "health-window", time.Minute, "/healthz fails when the source has been unreachable this long, or transactions have waited this long (plus --checkpoint-interval) for the checkpoint to advance")
 }
 

@@ -60,7 +60,7 @@ const readUsage = `Usage: binlogcdc read [flags] FILE...
 
 Decodes binlog files into JSON lines on stdout: one object per row change,
 with column names and types as they were when the change was written (see
-the README for the format).
+docs/json.md for the format, docs/read.md for this command).
 
 FILE may be binlog files (binlog.000001 binlog.000002 …, also gzip- or
 zstd-compressed: binlog.000001.gz), the server's .index file, or - for one
@@ -87,9 +87,9 @@ stops with an error that says how to fix the server.
 With --to, the changes are applied to a MySQL/MariaDB server instead,
 exactly once (it keeps its position in its binlogcdc.checkpoint table);
 --format sql writes them as SQL, --flashback the SQL that undoes them (see
-the README, "Replay"). --format debezium, maxwell or canal writes those
-tools' JSON instead of binlogcdc's, also to --to kafka:// (see the README,
-"Other formats").
+docs/replay.md). --format debezium, maxwell or canal writes those tools'
+JSON instead of binlogcdc's, also to --to kafka:// (see docs/formats.md,
+docs/kafka.md).
 ` + profileUsage + `
 Flags:
 `

@@ -77,9 +77,12 @@ An incarnation renamed away and dropped under another name is followed.
 recovered, --incarnation N or --before TIME picks another.
 
 The table's schema is the binlog's CREATE TABLE statement when the
-incarnation was created inside the binlogs and never altered, else it is
-built from the table's last TABLE_MAP (binlog_row_metadata=FULL; the
-output says what that cannot carry: defaults, secondary indexes…).
+incarnation was created inside the binlogs, with the ALTER TABLEs that
+followed it applied (each checked against the TABLE_MAPs after it); else
+it is built from the table's last TABLE_MAP (binlog_row_metadata=FULL;
+the output says what that cannot carry: defaults, secondary indexes…).
+Rows written before an ALTER are converted as the server converted them;
+what cannot be reproduced exactly is reported (see docs/recover.md).
 
 Output: SQL on stdout (CREATE TABLE and multi-row INSERTs with exact
 literals; the table is rebuilt in memory up to --memory-budget, then in a
@@ -326,7 +329,7 @@ func reportResult(logf func(string, ...any), h *recovery.History, inc *recovery.
 		if existed {
 			return
 		}
-		logf("to restore the table completely: restore your last backup, then run 'binlogcdc recover --table %s.%s --to mysql://user@that-server/ --start-position FILE:POS', with the backup's binlog position (see the README)", h.DB, h.Table)
+		logf("to restore the table completely: restore your last backup, then run 'binlogcdc recover --table %s.%s --to mysql://user@that-server/ --start-position FILE:POS', with the backup's binlog position (see docs/recover.md)", h.DB, h.Table)
 		return
 	}
 	if c.Total() > 0 {

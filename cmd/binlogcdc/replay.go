@@ -69,7 +69,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of inserts into one table as prepared INSERTs of up to 1024 rows, their values bound as they are read, runs of whole-row updates as INSERT ... ON DUPLICATE KEY UPDATE, and runs of deletes as DELETE ... WHERE key IN (...) (all checked exactly as INSERTs, UPDATEs and DELETEs are); false: INSERTs of up to 128 rows, one UPDATE or DELETE each")
 	f.BoolVar(&o.LoadData, "load-data", false, "--to mysql://: send runs of 128 or more inserts into one table as LOAD DATA LOCAL INFILE streamed from memory instead, when the target allows it (MariaDB 10.11 spends more CPU on it than on the INSERTs; checked as exactly)")
 	if !stream {
-		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see the README's replay section)")
+		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see docs/replay.md)")
 	}
 	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
 	f.BoolVar(&o.Accounts, "replay-accounts", false, "--to, --format sql: also apply account management (CREATE/ALTER/DROP USER, GRANT, REVOKE, SET PASSWORD, roles) as logged, passwords included; default: left out, secrets redacted everywhere")

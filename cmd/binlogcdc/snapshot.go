@@ -53,8 +53,7 @@ every change is delivered once.
 Rows are JSON lines with "op":"snapshot" and "after" only (stdout or -o),
 encoded exactly as 'read' encodes the same values from a binlog; with
 --to mysql://… they are inserted into the target (tables created when
-missing, exactly once: see the README, "Start from the data already
-there"); with --to kafka://…
+missing, exactly once: see docs/snapshot.md); with --to kafka://…
 they are published like inserts, keyed by primary key.
 
 MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT and the
@@ -71,8 +70,8 @@ tables) is an error (exit code 1), before anything is copied.
 Killed part-way (kill -9 included), the same command continues from the
 last finished chunk (with --checkpoint, or on the --to mysql:// target):
 the rest is read in a new consistent snapshot at a later position, and
-the stream that follows reconciles its changes with the parts (see the
-README, "Resuming a snapshot after kill -9"). A DDL on the tables since
+the stream that follows reconciles its changes with the parts (see
+docs/snapshot.md, "Resuming a snapshot after kill -9"). A DDL on the tables since
 the first part makes it take the snapshot again as a whole.
 
 Flags:

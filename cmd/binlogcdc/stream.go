@@ -100,18 +100,17 @@ user REPLICATION SLAVE plus REPLICATION CLIENT (MariaDB: BINLOG MONITOR).
 
 With --to mysql://…, the changes are applied to that server instead,
 exactly once: it keeps its position in its binlogcdc.checkpoint table,
-which wins over the start flags (see the README, "Replay").
+which wins over the start flags (see docs/replay.md).
 
 --signal-table DB.TABLE (MariaDB): a row inserted there on the source
 with type 'snapshot' and data 'db.t1,db.t2' copies those tables again
 while the stream runs, chunk by chunk, each chunk in its own consistent
 snapshot; the stream's changes to them are fitted to what was copied, and
-a table not selected yet is added (see the README, "Re-snapshot tables
-while streaming").
+a table not selected yet is added (see docs/snapshot.md, "Re-snapshot
+tables while streaming").
 
 --format debezium, maxwell or canal writes those tools' JSON instead of
-binlogcdc's, to stdout, --output or --to kafka:// (see the README, "Other
-formats").
+binlogcdc's, to stdout, --output or --to kafka:// (see docs/formats.md).
 ` + profileUsage + `
 Flags:
 `
