@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc"
 	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -89,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 	default:
-		err = usageError{msg: fmt.Sprintf("unknown command %q", args[0]), hint: "run 'binlogcdc --help' for the list of commands"}
+		err = usageError{Msg: fmt.Sprintf("unknown command %q", args[0]), Hint: "run 'binlogcdc --help' for the list of commands"}
 	}
 	return report(err, stderr)
 }
@@ -149,7 +150,7 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 		if err == pflag.ErrHelp {
 			return nil, err
 		}
-		return nil, usageError{msg: err.Error(), hint: "run 'binlogcdc " + name + " --help'"}
+		return nil, usageError{Msg: err.Error(), Hint: "run 'binlogcdc " + name + " --help'"}
 	}
 	return f, nil
 }
@@ -192,9 +193,7 @@ func warnUnmatchedIn(w io.Writer, f *pipeline.Filter, in string) {
 }
 
 // usageError is a mistake on the command line.
-type usageError struct{ msg, hint string }
-
-func (e usageError) Error() string { return e.msg }
+type usageError = binlogcdc.UsageError
 
 // report prints err as one line with a hint, and maps it to an exit code.
 func report(err error, stderr io.Writer) int {
@@ -226,7 +225,7 @@ func report(err error, stderr io.Writer) int {
 		}
 		return exitSetup
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "binlogcdc: %s\nhint: %s\n", ue.msg, ue.hint)
+		fmt.Fprintf(stderr, "binlogcdc: %s\nhint: %s\n", ue.Msg, ue.Hint)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "binlogcdc: interrupted")
@@ -246,4 +245,9 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hint: %s\n", h)
 	}
 	return exitError
+}
+
+// cmdInfof returns a printer of notes to w.
+func cmdInfof(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, "binlogcdc: "+format+"\n", args...) }
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -108,34 +109,34 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
+	if err := o.Remote.Check(f, f.Args(), o.StartPosition != ""); err != nil { // remote.go
 		return err
 	}
 	if f.NArg() == 0 && o.Remote.Conn.Source == "" {
-		return usageError{msg: "no binlog files given", hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index (or --source mysql://user@host:port --from earliest)"}
+		return usageError{Msg: "no binlog files given", Hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index (or --source mysql://user@host:port --from earliest)"}
 	}
 	if o.To == "" {
 		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "on-conflict"} {
 			if f.Changed(n) {
-				return usageError{msg: "--" + n + " needs --to", hint: "--to mysql://user@host:3306/"}
+				return usageError{Msg: "--" + n + " needs --to", Hint: "--to mysql://user@host:3306/"}
 			}
 		}
 	} else if f.Changed("output") {
-		return usageError{msg: "--to restores into a server; there is nothing to write to --output", hint: "drop --output"}
+		return usageError{Msg: "--to restores into a server; there is nothing to write to --output", Hint: "drop --output"}
 	}
 	if o.To != "" { // the DSN parses before the binlogs are read
 		ropts := ReplayOptions{To: o.To, ToPasswordFile: o.ToPasswordFile, ToSSLMode: o.ToSSLMode, ToSSLCA: o.ToSSLCA}
-		if _, err := ropts.targetConfig(); err != nil {
+		if _, err := ropts.TargetConfig(); err != nil {
 			return err
 		}
 	}
 	var files []string
-	if err := checkReadFiles(connFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
+	if err := binlogcdc.CheckReadFiles(binlogcdc.ConnFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
 		return err
 	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true) // args.go
+		files, cleanup, err = binlogcdc.CheckInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
@@ -156,7 +157,7 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 func splitTable(flag, s string) (db, table string, err error) {
 	db, table, err = pipeline.ParseTableName(s)
 	if err != nil {
-		return "", "", usageError{msg: fmt.Sprintf("--%s: %v (not %q)", flag, err, s), hint: "--" + flag + " shop.orders, or --" + flag + " '`my.db`.`my.table`'"}
+		return "", "", usageError{Msg: fmt.Sprintf("--%s: %v (not %q)", flag, err, s), Hint: "--" + flag + " shop.orders, or --" + flag + " '`my.db`.`my.table`'"}
 	}
 	return db, table, nil
 }
@@ -164,10 +165,10 @@ func splitTable(flag, s string) (db, table string, err error) {
 func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, stderr io.Writer) error {
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...) }
 	if o.Table == "" {
-		return usageError{msg: "--table is required", hint: "--table shop.orders"}
+		return usageError{Msg: "--table is required", Hint: "--table shop.orders"}
 	}
 	if o.MemoryBudget < 0 {
-		return usageError{msg: fmt.Sprintf("--memory-budget is a number of MB, not %d", o.MemoryBudget), hint: "--memory-budget 64"}
+		return usageError{Msg: fmt.Sprintf("--memory-budget is a number of MB, not %d", o.MemoryBudget), Hint: "--memory-budget 64"}
 	}
 	ro := recovery.Options{Files: files, MemoryBudget: max(1, int64(o.MemoryBudget)<<20)} // 0: on disk from the first row
 	var err error
@@ -181,44 +182,48 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 		}
 	}
 	if o.StartPosition != "" {
-		if ro.Start, err = parsePosition(o.StartPosition); err != nil {
-			return usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
+		if ro.Start, err = binlogcdc.ParsePosition(o.StartPosition); err != nil {
+			return usageError{Msg: "--start-position: " + err.Error(), Hint: "--start-position binlog.000042:4"}
 		}
 	}
 	if o.StopPosition != "" {
-		if ro.Stop, err = parsePosition(o.StopPosition); err != nil {
-			return usageError{msg: "--stop-position: " + err.Error(), hint: "--stop-position binlog.000042:1234"}
+		if ro.Stop, err = binlogcdc.ParsePosition(o.StopPosition); err != nil {
+			return usageError{Msg: "--stop-position: " + err.Error(), Hint: "--stop-position binlog.000042:1234"}
 		}
 	}
 	var beforeTime time.Time
 	if o.Before != "" {
-		if beforeTime, err = parseTime(o.Before); err != nil {
-			return usageError{msg: "--before: " + err.Error(), hint: "--before '2024-06-15 12:00:00' (UTC)"}
+		if beforeTime, err = binlogcdc.ParseTime(o.Before); err != nil {
+			return usageError{Msg: "--before: " + err.Error(), Hint: "--before '2024-06-15 12:00:00' (UTC)"}
 		}
 	}
 	if o.Before != "" && o.Incarnation != 0 {
-		return usageError{msg: "--before and --incarnation both pick an incarnation", hint: "use one of them"}
+		return usageError{Msg: "--before and --incarnation both pick an incarnation", Hint: "use one of them"}
 	}
 	policy, err := mysqlsink.ParsePolicy(o.OnConflict)
 	if err != nil {
-		return usageError{msg: "--on-conflict: " + err.Error(), hint: "--on-conflict skip"}
+		return usageError{Msg: "--on-conflict: " + err.Error(), Hint: "--on-conflict skip"}
 	}
 
 	// --source (remote.go): the server's binlogs up to their end now, read
 	// once per pass over the network (nothing is spooled to disk).
-	if err := o.Remote.connect(ctx, logf); err != nil {
+	if err := o.Remote.Connect(ctx, logf); err != nil {
 		return err
 	}
-	if o.Remote.remote {
+	if o.Remote.IsRemote() {
 		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
-			return o.Remote.open(ctx, nil, from)
+			return o.Remote.Open(ctx, nil, from)
 		}
 	} else {
 		// The files are read more than once: a ROTATE that could not be
 		// followed is told once.
 		warn := onceWarnf(stderr)
 		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
-			return openFiles(files, from, warn)
+			src, err := binlog.OpenFiles(files, from)
+			if err == nil {
+				src.Warnf = warn
+			}
+			return src, err
 		}
 	}
 	h, err := recovery.Load(ctx, ro)
@@ -340,7 +345,7 @@ func reportResult(logf func(string, ...any), h *recovery.History, inc *recovery.
 func recoverTo(ctx context.Context, o RecoverOptions, h *recovery.History, inc *recovery.Incarnation, db, name string,
 	policy mysqlsink.Policy, stderr io.Writer, logf func(string, ...any)) error {
 	ropts := ReplayOptions{To: o.To, ToPasswordFile: o.ToPasswordFile, ToSSLMode: o.ToSSLMode, ToSSLCA: o.ToSSLCA}
-	cfg, err := ropts.targetConfig()
+	cfg, err := ropts.TargetConfig()
 	if err != nil {
 		return err
 	}

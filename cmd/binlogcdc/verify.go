@@ -77,27 +77,27 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if f.NArg() > 0 {
-		return usageError{msg: fmt.Sprintf("verify takes no arguments (got %q)", f.Arg(0)), hint: "binlogcdc verify --source mysql://user@db1:3306 --to mysql://user@backup:3306/"}
+		return usageError{Msg: fmt.Sprintf("verify takes no arguments (got %q)", f.Arg(0)), Hint: "binlogcdc verify --source mysql://user@db1:3306 --to mysql://user@backup:3306/"}
 	}
 	if o.Target.To == "" {
-		return usageError{msg: "--to is required: the copy to compare with --source", hint: "--to mysql://user@backup:3306/"}
+		return usageError{Msg: "--to is required: the copy to compare with --source", Hint: "--to mysql://user@backup:3306/"}
 	}
 	filter, err := pipeline.NewFilter(o.Tables, o.ExcludeTables)
 	if err != nil {
-		return usageError{msg: err.Error(), hint: "--tables shop.orders --tables 'shop.*'"}
+		return usageError{Msg: err.Error(), Hint: "--tables shop.orders --tables 'shop.*'"}
 	}
-	live, err := o.Conn.liveConfig("verify")
+	live, err := o.Conn.LiveConfig("verify")
 	if err != nil {
 		return err
 	}
-	dst, err := o.Target.targetConfig()
+	dst, err := o.Target.TargetConfig()
 	if err != nil {
 		return err
 	}
 	srcConn, err := verify.Dial(ctx, verify.Config{Addr: net.JoinHostPort(live.Host, strconv.Itoa(int(live.Port))),
 		User: live.User, Password: string(live.Password), TLS: live.TLS, TLSPreferred: o.Conn.SSLMode == "preferred"})
 	if err != nil {
-		return fmt.Errorf("--source %s: %w", o.Conn.redactedSource(), err)
+		return fmt.Errorf("--source %s: %w", o.Conn.RedactedSource(), err)
 	}
 	defer srcConn.Close()
 	dstConn, err := verify.Dial(ctx, verify.Config{Addr: dst.Addr, User: dst.User, Password: dst.Password, TLS: dst.TLS, TLSPreferred: dst.TLSPreferred})

@@ -1,0 +1,58 @@
+package binlogcdc
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/binlogcdc/binlogcdc/pipeline"
+)
+
+// flagChanged reports whether the flag n was set on the command line;
+// f is nil when the options were set in code (no flag was).
+func flagChanged(f *pflag.FlagSet, n string) bool {
+	if f == nil {
+		return false
+	}
+	fl := f.Lookup(n)
+	return fl != nil && fl.Changed
+}
+
+// visitChanged calls fn for each flag set on the command line (none when
+// f is nil).
+func visitChanged(f *pflag.FlagSet, fn func(*pflag.Flag)) {
+	if f != nil {
+		f.Visit(fn)
+	}
+}
+
+// addProfileFlags defines --cpuprofile and --memprofile, hidden from the
+// flag list (the command's help describes them).
+func addProfileFlags(f *pflag.FlagSet, cpu, mem *string) {
+	f.StringVar(cpu, "cpuprofile", "", "write a CPU profile to `FILE`")
+	f.StringVar(mem, "memprofile", "", "write a heap profile to `FILE` at the end")
+	f.MarkHidden("cpuprofile")
+	f.MarkHidden("memprofile")
+}
+
+// warnf returns a printer of warnings to w.
+func warnf(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
+	}
+}
+
+// warnUnmatched warns, at the end of a run, about table patterns that
+// matched no table the input mentioned.
+func warnUnmatched(w io.Writer, f *pipeline.Filter) {
+	warnUnmatchedIn(w, f, "in the input")
+}
+
+// warnUnmatchedIn is warnUnmatched where in says where tables were
+// looked for.
+func warnUnmatchedIn(w io.Writer, f *pipeline.Filter, in string) {
+	for _, m := range f.Unmatched(in) {
+		warnf(w)("%s", m)
+	}
+}

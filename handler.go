@@ -1,0 +1,149 @@
+package binlogcdc
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/sink"
+)
+
+// Stream follows a MySQL or MariaDB server as a replica, as 'binlogcdc
+// stream' does, and delivers each committed transaction, in commit
+// order, to one destination: Handler, Sink, or (neither set) what
+// Options say: JSON lines to Stdout or Options.Output, a replay target
+// (Options.Replay.To mysql://…) or Kafka (kafka://…). See the package
+// documentation for the delivery contract.
+//
+// A Stream runs once: make a new one to start again.
+type Stream struct {
+	// Options are the settings of 'binlogcdc stream', one field per
+	// flag: the server, the start point, the checkpoint file, the
+	// tables, the snapshot.
+	Options StreamOptions
+	// Handler, when set, receives each committed transaction.
+	Handler Handler
+	// Sink, when set, receives each committed transaction through the
+	// sink.Sink protocol (any sink of sink/..., or a program's own).
+	Sink sink.Sink
+	// Stdout receives the JSON lines when neither Handler, Sink,
+	// Options.Output nor a replay target is set; nil: os.Stdout.
+	Stdout io.Writer
+	// Log receives what the command prints on stderr: "binlogcdc: …"
+	// notes and warnings; nil: discarded.
+	Log io.Writer
+
+	stopRequested atomic.Bool
+	running       atomic.Pointer[pipeline.Follower]
+}
+
+// Stop asks a running stream to stop at the next transaction boundary:
+// the open transaction is delivered, the checkpoint saved, and Run
+// returns nil. A stream waiting for events returns only once ctx is
+// cancelled too (or the next transaction ends): cancel ctx after Stop
+// when InTransaction is false. Stop may be called before Run, from any
+// goroutine.
+func (s *Stream) Stop() {
+	s.stopRequested.Store(true)
+	if fl := s.running.Load(); fl != nil {
+		fl.RequestStop()
+	}
+}
+
+// InTransaction reports whether the stream is in the middle of a
+// transaction (Stop then waits for its end).
+func (s *Stream) InTransaction() bool {
+	fl := s.running.Load()
+	return fl != nil && fl.InTransaction()
+}
+
+// checkDestination refuses two destinations at once.
+func (s *Stream) checkDestination() error {
+	if s.Handler == nil && s.Sink == nil {
+		return nil
+	}
+	o := &s.Options
+	switch {
+	case s.Handler != nil && s.Sink != nil:
+		return UsageError{Msg: "Stream: both Handler and Sink are set", Hint: "set one of them"}
+	case o.Output != "":
+		return UsageError{Msg: "Stream: Options.Output (-o) is set with a Handler or Sink, which receives the changes instead", Hint: "leave Options.Output empty"}
+	case o.Replay.enabled() || o.Kafka.To != "":
+		return UsageError{Msg: "Stream: Options.Replay.To or --format sql is set with a Handler or Sink, which receives the changes instead", Hint: "leave Options.Replay.To and Options.Replay.Format empty"}
+	case o.Replay.Format != "" && o.Replay.Format != "json":
+		return UsageError{Msg: "Stream: Options.Replay.Format " + o.Replay.Format + " is for the JSON output; a Handler or Sink receives change.Change values", Hint: "leave Options.Replay.Format empty"}
+	}
+	return nil
+}
+
+// Tx is one committed transaction.
+type Tx struct {
+	// Changes are the transaction's row changes (and, with
+	// Options.DDL, its DDL records), in binlog order. They stay valid
+	// after the handler returns.
+	Changes []change.Change
+	// End is the commit: End.Next is the position the stream resumes
+	// from after this transaction, End.GTID its GTID (when the server
+	// logs them), End.Pos where it started.
+	End change.TxEnd
+}
+
+// Handler receives committed transactions; see the package
+// documentation for when it is called again.
+type Handler interface {
+	// HandleTx is called once per transaction, in commit order, never
+	// concurrently. Returning nil acknowledges tx: the checkpoint may
+	// then move past it. An error stops the stream: Run returns it, and
+	// the checkpoint stays before tx.
+	HandleTx(ctx context.Context, tx *Tx) error
+}
+
+// HandlerFunc makes a function a Handler.
+type HandlerFunc func(ctx context.Context, tx *Tx) error
+
+// HandleTx calls f.
+func (f HandlerFunc) HandleTx(ctx context.Context, tx *Tx) error { return f(ctx, tx) }
+
+// handlerSink buffers a transaction's changes and hands them to h at
+// its commit.
+type handlerSink struct {
+	h   Handler
+	buf []change.Change
+}
+
+func (s *handlerSink) Write(ctx context.Context, c *change.Change) error {
+	cp := *c
+	cp.Before, cp.After = cloneRow(c.Before), cloneRow(c.After)
+	s.buf = append(s.buf, cp)
+	return nil
+}
+
+// cloneRow copies r: a Write's values are valid only during the call.
+func cloneRow(r change.Row) change.Row {
+	if r == nil {
+		return nil
+	}
+	out := make(change.Row, len(r))
+	for i, v := range r {
+		out[i] = v.Clone()
+	}
+	return out
+}
+
+func (s *handlerSink) Commit(ctx context.Context, end change.TxEnd) error {
+	tx := &Tx{Changes: s.buf, End: end}
+	s.buf = nil
+	return s.h.HandleTx(ctx, tx)
+}
+
+func (s *handlerSink) Rollback(ctx context.Context) error {
+	s.buf = nil
+	return nil
+}
+
+func (s *handlerSink) Close(ctx context.Context) error {
+	s.buf = nil
+	return nil
+}
