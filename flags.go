@@ -56,3 +56,20 @@ func warnUnmatchedIn(w io.Writer, f *pipeline.Filter, in string) {
 		warnf(w)("%s", m)
 	}
 }
+
+// DefaultStreamOptions returns the options 'binlogcdc stream' has with
+// no flag given: the defaults of every flag (--heartbeat 10s, --ssl-mode
+// preferred, …). Start from them: a zero StreamOptions lacks them.
+func DefaultStreamOptions() StreamOptions {
+	var o StreamOptions
+	o.AddFlags(pflag.NewFlagSet("stream", pflag.ContinueOnError)) // binding sets each default
+	return o
+}
+
+// DefaultReadOptions returns the options 'binlogcdc read' has with no
+// flag given. Start from them: a zero ReadOptions lacks them.
+func DefaultReadOptions() ReadOptions {
+	var o ReadOptions
+	o.AddFlags(pflag.NewFlagSet("read", pflag.ContinueOnError))
+	return o
+}

@@ -3,6 +3,7 @@ package binlogcdc
 import (
 	"context"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -37,19 +38,40 @@ type Stream struct {
 
 	stopRequested atomic.Bool
 	running       atomic.Pointer[pipeline.Follower]
+	mu            sync.Mutex
+	cancel        context.CancelFunc // Run's context, while it runs
 }
 
-// Stop asks a running stream to stop at the next transaction boundary:
-// the open transaction is delivered, the checkpoint saved, and Run
-// returns nil. A stream waiting for events returns only once ctx is
-// cancelled too (or the next transaction ends): cancel ctx after Stop
-// when InTransaction is false. Stop may be called before Run, from any
-// goroutine.
+// Stop asks the stream to stop at the next transaction boundary: the
+// open transaction, if any, is delivered and the checkpoint saved, then
+// Run returns nil. A stream waiting for events (or still connecting)
+// stops at once. Stop may be called from any goroutine, also before Run
+// (which then returns nil at once, having delivered nothing).
 func (s *Stream) Stop() {
 	s.stopRequested.Store(true)
 	if fl := s.running.Load(); fl != nil {
 		fl.RequestStop()
+		if fl.InTransaction() {
+			return // it stops at the commit
+		}
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+// runContext is ctx, cancelled also by Stop when nothing is to finish.
+func (s *Stream) runContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancel = cancel
+	if s.stopRequested.Load() {
+		cancel()
+	}
+	return ctx, cancel
 }
 
 // InTransaction reports whether the stream is in the middle of a
@@ -133,6 +155,9 @@ func cloneRow(r change.Row) change.Row {
 }
 
 func (s *handlerSink) Commit(ctx context.Context, end change.TxEnd) error {
+	if len(s.buf) == 0 {
+		return nil // nothing selected (or a ROTATE): only the checkpoint moves
+	}
 	tx := &Tx{Changes: s.buf, End: end}
 	s.buf = nil
 	return s.h.HandleTx(ctx, tx)

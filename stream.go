@@ -116,6 +116,8 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if err := s.checkDestination(); err != nil { // handler.go
 		return err
 	}
+	ctx, cancel := s.runContext(ctx) // handler.go: Stop cancels it when idle
+	defer cancel()
 	o := s.Options
 	stdout, stderr := s.Stdout, s.Log
 	if stdout == nil {
