@@ -10,6 +10,37 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
+// CheckInputs checks the binlog files given (binlog.ResolveFiles: they
+// exist, are binlogs, form one sequence) and that no file the command
+// will write (outputs: -o, profiles; "" for none) is one of them, before
+// anything is opened for writing. It returns the files in the order to
+// read them, and a cleanup that removes the copies of compressed files
+// (and of stdin, with copyStdin: for a command that reads the binlogs
+// more than once) to call when done.
+func CheckInputs(files []string, outputs map[string]string, copyStdin bool) ([]string, func(), error) {
+	// Outputs first: naming an input is a mistake whatever the files hold.
+	given := append([]string(nil), files...)
+	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
+		if listed, err := binlog.ReadIndex(files[0]); err == nil {
+			given = append(given, listed...)
+		}
+	}
+	if err := checkOutputs(outputs, given); err != nil {
+		return nil, func() {}, err
+	}
+	resolved, cleanup, err := binlog.ResolveFiles(files, copyStdin)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if err := checkOutputs(outputs, resolved); err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return resolved, cleanup, nil
+}
+
+// checkOutputs refuses an output that is one of inputs or of their series
+// (sameAsInput).
 func checkOutputs(outputs map[string]string, inputs []string) error {
 	for flag, out := range outputs {
 		if out == "" || out == "-" {
@@ -24,6 +55,13 @@ func checkOutputs(outputs map[string]string, inputs []string) error {
 	return nil
 }
 
+// sameAsInput reports which input out would overwrite: the same file
+// (also through a symlink or a hard link), or a file of an input's series
+// in its directory whatever its form or suffix (binlog.000007,
+// binlog.000007.gz or .zst beside binlog.000006.gz), which reading would
+// follow into through the ROTATE at the end of the input, or the series'
+// index file. inputs are paths as given (a compressed file, not its
+// decompressed copy: binlog.Origin).
 func sameAsInput(out string, inputs []string) (string, bool) {
 	ofi, oerr := os.Stat(out)
 	odir, derr := os.Stat(filepath.Dir(out))
@@ -54,6 +92,9 @@ func sameAsInput(out string, inputs []string) (string, bool) {
 	return "", false
 }
 
+// inSeries reports whether the file name base is one of the series stem,
+// whatever follows its sequence number: stem.000042, stem.000042.gz,
+// stem.000042.anything.
 func inSeries(base, stem string) bool {
 	rest, ok := strings.CutPrefix(base, stem+".")
 	if !ok {
@@ -66,6 +107,10 @@ func inSeries(base, stem string) bool {
 	return n > 0 && (n == len(rest) || rest[n] == '.')
 }
 
+// checkStreamArgs checks stream's arguments that can be checked before
+// connecting: the --to DSN, the --start-gtid set (as MySQL's or MariaDB's
+// syntax: the flavor is known only once connected), that -o is not
+// the checkpoint file, and that no output is a file it reads.
 func checkStreamArgs(o *StreamOptions) error {
 	if strings.HasPrefix(o.Replay.To, "mysql:") {
 		if _, err := o.Replay.TargetConfig(); err != nil { // replay.go
@@ -90,39 +135,9 @@ func checkStreamArgs(o *StreamOptions) error {
 	return CheckReadFiles(inputs, map[string]string{"-o": o.Output, "--checkpoint": o.Checkpoint, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile})
 }
 
-func samePath(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	aa, aerr := filepath.Abs(a)
-	ba, berr := filepath.Abs(b)
-	ai, aserr := os.Stat(a)
-	bi, bserr := os.Stat(b)
-	return aerr == nil && berr == nil && aa == ba || aserr == nil && bserr == nil && os.SameFile(ai, bi)
-}
-
-func CheckInputs(files []string, outputs map[string]string, copyStdin bool) ([]string, func(), error) {
-	// Outputs first: naming an input is a mistake whatever the files hold.
-	given := append([]string(nil), files...)
-	if len(files) == 1 && strings.HasSuffix(files[0], ".index") {
-		if listed, err := binlog.ReadIndex(files[0]); err == nil {
-			given = append(given, listed...)
-		}
-	}
-	if err := checkOutputs(outputs, given); err != nil {
-		return nil, func() {}, err
-	}
-	resolved, cleanup, err := binlog.ResolveFiles(files, copyStdin)
-	if err != nil {
-		return nil, cleanup, err
-	}
-	if err := checkOutputs(outputs, resolved); err != nil {
-		cleanup()
-		return nil, func() {}, err
-	}
-	return resolved, cleanup, nil
-}
-
+// CheckReadFiles refuses an output (flag to path; "" for none) that is a
+// file the command reads: the password, TLS and SASL password files
+// (flag to path). Appending change lines to one would destroy it.
 func CheckReadFiles(inputs, outputs map[string]string) error {
 	for of, out := range outputs {
 		for inf, in := range inputs {
@@ -135,10 +150,25 @@ func CheckReadFiles(inputs, outputs map[string]string) error {
 	return nil
 }
 
+// ConnFiles are the files c reads, by flag.
 func ConnFiles(c ConnOptions) map[string]string {
 	return map[string]string{"--password-file": c.PasswordFile, "--ssl-ca": c.SSLCA, "--ssl-cert": c.SSLCert, "--ssl-key": c.SSLKey}
 }
 
+// samePath reports whether a and b (neither "") name the same file.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	aa, aerr := filepath.Abs(a)
+	ba, berr := filepath.Abs(b)
+	ai, aserr := os.Stat(a)
+	bi, bserr := os.Stat(b)
+	return aerr == nil && berr == nil && aa == ba || aserr == nil && bserr == nil && os.SameFile(ai, bi)
+}
+
+// CheckStartGTID checks a --start-gtid value ("": none) as MySQL's or
+// MariaDB's syntax: the flavor is known only once connected.
 func CheckStartGTID(g string) error {
 	if g == "" {
 		return nil

@@ -10,25 +10,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// CheckInputs checks the binlog files given (binlog.ResolveFiles: they
-// exist, are binlogs, form one sequence) and that no file the command
-// will write (outputs: -o, profiles; "" for none) is one of them, before
-// anything is opened for writing. It returns the files in the order to
-// read them, and a cleanup that removes the copies of compressed files
-// (and of stdin, with copyStdin: for a command that reads the binlogs
-// more than once) to call when done.
-// checkOutputs refuses an output that is one of inputs or of their series
-// (sameAsInput).
-// sameAsInput reports which input out would overwrite: the same file
-// (also through a symlink or a hard link), or a file of an input's series
-// in its directory whatever its form or suffix (binlog.000007,
-// binlog.000007.gz or .zst beside binlog.000006.gz), which reading would
-// follow into through the ROTATE at the end of the input, or the series'
-// index file. inputs are paths as given (a compressed file, not its
-// decompressed copy: binlog.Origin).
-// inSeries reports whether the file name base is one of the series stem,
-// whatever follows its sequence number: stem.000042, stem.000042.gz,
-// stem.000042.anything.
 // checkAttachedValues refuses a flag that takes no value, or an optional
 // one, followed by a word that reads as its value: "--ddl skip" would
 // apply DDL and read a file named "skip", "--progress false" would turn
@@ -79,17 +60,6 @@ func flagUsages(f *pflag.FlagSet) string {
 	return strings.ReplaceAll(u, old, repl+strings.Repeat(" ", len(old)-len(repl)))
 }
 
-// checkStreamArgs checks stream's arguments that can be checked before
-// connecting: the --to DSN, the --start-gtid set (as MySQL's or MariaDB's
-// syntax: the flavor is known only once connected), that -o is not
-// the checkpoint file, and that no output is a file it reads.
-// CheckReadFiles refuses an output (flag to path; "" for none) that is a
-// file the command reads: the password, TLS and SASL password files
-// (flag to path). Appending change lines to one would destroy it.
-// ConnFiles are the files c reads, by flag.
-// samePath reports whether a and b (neither "") name the same file.
-// CheckStartGTID checks a --start-gtid value ("": none) as MySQL's or
-// MariaDB's syntax: the flavor is known only once connected.
 // connectHint says what to check when err is a failure to reach a server
 // (nothing listens, the name does not resolve, no answer), or "".
 func connectHint(err error) string {
