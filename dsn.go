@@ -18,13 +18,13 @@ import (
 
 // ConnOptions are the flags that say how to reach a server.
 type ConnOptions struct {
-	Source       string
-	PasswordFile string
-	SSLMode      string
-	SSLCA        string
-	SSLCert      string
-	SSLKey       string
-	ServerID     uint32
+	Source       string // --source
+	PasswordFile string // --password-file
+	SSLMode      string // --ssl-mode
+	SSLCA        string // --ssl-ca
+	SSLCert      string // --ssl-cert
+	SSLKey       string // --ssl-key
+	ServerID     uint32 // --server-id
 }
 
 // AddFlags binds the connection flags.

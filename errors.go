@@ -5,4 +5,5 @@ package binlogcdc
 // command-line flag of the option), Hint how to fix it.
 type UsageError struct{ Msg, Hint string }
 
+// Error returns Msg.
 func (e UsageError) Error() string { return e.Msg }

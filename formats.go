@@ -12,10 +12,10 @@ import (
 
 // EnvelopeOptions are the flags of the debezium format.
 type EnvelopeOptions struct {
-	WithSchema bool
-	Decimal    string
-	Time       string
-	Bigint     string
+	WithSchema bool   // --with-schema
+	Decimal    string // --debezium-decimal-handling-mode
+	Time       string // --debezium-time-precision-mode
+	Bigint     string // --debezium-bigint-unsigned-handling-mode
 }
 
 // AddFlags binds the --with-schema and --debezium-* flags.

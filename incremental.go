@@ -20,9 +20,9 @@ import (
 // (snapshot.Incremental): tables re-snapshotted while the stream runs,
 // on request through a signal table on the source.
 type IncrementalOptions struct {
-	SignalTable string
-	ChunkRows   int
-	NewTables   bool
+	SignalTable string // --signal-table
+	ChunkRows   int    // --snapshot-chunk
+	NewTables   bool   // --snapshot-new-tables
 }
 
 // incrementalChunkBytes bounds a chunk's bytes: the next chunk has fewer

@@ -30,19 +30,19 @@ import (
 type KafkaOptions struct {
 	To string // the kafka:// URL of --to; "" when not publishing to Kafka
 
-	TopicPrefix        string
-	Topic              string
-	Tombstones         bool
-	ExactlyOnce        bool
-	Replica            string
-	TransactionTimeout time.Duration
-	TLS                bool
-	TLSCA              string
-	SASLMechanism      string
-	SASLUser           string
-	SASLPasswordFile   string
-	MaxMessageBytes    int
-	DeliveryTimeout    time.Duration
+	TopicPrefix        string        // --kafka-topic-prefix
+	Topic              string        // --kafka-topic
+	Tombstones         bool          // --kafka-tombstones
+	ExactlyOnce        bool          // --kafka-exactly-once
+	Replica            string        // --kafka-replica-name
+	TransactionTimeout time.Duration // --kafka-transaction-timeout
+	TLS                bool          // --kafka-tls
+	TLSCA              string        // --kafka-tls-ca
+	SASLMechanism      string        // --kafka-sasl-mechanism
+	SASLUser           string        // --kafka-sasl-user
+	SASLPasswordFile   string        // --kafka-sasl-password-file
+	MaxMessageBytes    int           // --kafka-max-message-bytes
+	DeliveryTimeout    time.Duration // --kafka-delivery-timeout
 
 	// Format encodes the records in --format debezium|maxwell|canal
 	// (formats.go; set by the command, nil for json).

@@ -16,8 +16,8 @@ import (
 
 // MetricsOptions are --metrics-addr and --health-window (stream, read).
 type MetricsOptions struct {
-	Addr         string
-	HealthWindow time.Duration
+	Addr         string        // --metrics-addr
+	HealthWindow time.Duration // --health-window
 }
 
 // AddFlags binds the flags.

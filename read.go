@@ -20,12 +20,12 @@ import (
 
 // ReadOptions are the flags of 'binlogcdc read'.
 type ReadOptions struct {
-	Tables, ExcludeTables       []string
-	StartPosition, StopPosition string
-	StartDatetime, StopDatetime string
-	DDL                         bool
-	Output                      string
-	Progress                    bool
+	Tables, ExcludeTables       []string       // --tables, --exclude-tables
+	StartPosition, StopPosition string         // --start-position, --stop-position
+	StartDatetime, StopDatetime string         // --start-datetime, --stop-datetime
+	DDL                         bool           // --ddl
+	Output                      string         // --output
+	Progress                    bool           // --progress
 	Replay                      ReplayOptions  // --to, --format sql, --flashback (replay.go)
 	Kafka                       KafkaOptions   // --to kafka://…, --kafka-* (kafka.go)
 	Remote                      RemoteOptions  // --source mysql://… (remote.go)

@@ -16,9 +16,9 @@ import (
 // RemoteOptions are the flags of 'read --source' and 'recover --source':
 // a server's binlogs read over the replication protocol instead of files.
 type RemoteOptions struct {
-	Conn      ConnOptions
-	StartGTID string
-	From      string
+	Conn      ConnOptions // --source and its connection flags
+	StartGTID string      // --start-gtid
+	From      string      // --from
 
 	// Warnf, if set, is told when reading files stops at a ROTATE whose
 	// file is not there (binlog.FileSource.Warnf).

@@ -27,26 +27,26 @@ import (
 // changes to a server (--to) or write them as SQL (--format sql,
 // --flashback) instead of printing JSON.
 type ReplayOptions struct {
-	To             string
+	To             string          // --to
 	Envelope       EnvelopeOptions // --format debezium|maxwell|canal flags (formats.go)
-	ToPasswordFile string
-	ToSSLMode      string
-	ToSSLCA        string
-	ReplicaName    string
-	OnConflict     string
-	IgnoreMissing  bool
-	KeepDropped    bool
-	CreateTables   bool
-	GroupRows      int
-	GroupTime      time.Duration
-	Parallel       int
-	Format         string
-	Flashback      bool
-	FireTriggers   bool
-	Accounts       bool
-	BulkLoad       bool
-	LoadData       bool
-	OmitColumns    []string
+	ToPasswordFile string          // --to-password-file
+	ToSSLMode      string          // --to-ssl-mode
+	ToSSLCA        string          // --to-ssl-ca
+	ReplicaName    string          // --replica-name
+	OnConflict     string          // --on-conflict
+	IgnoreMissing  bool            // --ignore-missing-columns
+	KeepDropped    bool            // --keep-dropped
+	CreateTables   bool            // --create-tables
+	GroupRows      int             // --group-rows
+	GroupTime      time.Duration   // --group-time
+	Parallel       int             // --parallel
+	Format         string          // --format
+	Flashback      bool            // --flashback
+	FireTriggers   bool            // --fire-triggers
+	Accounts       bool            // --replay-accounts
+	BulkLoad       bool            // --bulk-load
+	LoadData       bool            // --load-data
+	OmitColumns    []string        // --omit-columns
 
 	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
 	omit   map[string]bool // --omit-columns, as sqltext.Options.Omit wants it

@@ -29,8 +29,8 @@ import (
 type SnapshotOptions struct {
 	On         bool // --snapshot
 	Only       bool // the snapshot command: stop after the snapshot
-	Batch      int
-	AllowNonTx bool
+	Batch      int  // --snapshot-batch
+	AllowNonTx bool // --allow-non-transactional
 }
 
 // AddFlags binds --snapshot and its companions.

@@ -29,24 +29,24 @@ import (
 
 // StreamOptions are the flags of 'binlogcdc stream'.
 type StreamOptions struct {
-	Conn               ConnOptions
-	Tables, Exclude    []string
-	StartPosition      string
-	StartGTID          string
-	From               string
-	Checkpoint         string
-	CheckpointInterval time.Duration
-	DDL                bool
-	Output             string
-	Progress           bool
-	Heartbeat          time.Duration
+	Conn               ConnOptions        // --source and its connection flags
+	Tables, Exclude    []string           // --tables, --exclude-tables
+	StartPosition      string             // --start-position
+	StartGTID          string             // --start-gtid
+	From               string             // --from
+	Checkpoint         string             // --checkpoint
+	CheckpointInterval time.Duration      // --checkpoint-interval
+	DDL                bool               // --ddl
+	Output             string             // --output
+	Progress           bool               // --progress
+	Heartbeat          time.Duration      // --heartbeat
 	Replay             ReplayOptions      // --to, --format sql (replay.go)
 	Kafka              KafkaOptions       // --to kafka://…, --kafka-* (kafka.go)
 	Snapshot           SnapshotOptions    // --snapshot (snapshot.go)
 	Incremental        IncrementalOptions // --signal-table (incremental.go)
 	Metrics            MetricsOptions     // --metrics-addr, --health-window (metrics.go)
 	CPUProfile         string             // debugging aids (profile.go)
-	MemProfile         string
+	MemProfile         string             // --memprofile
 
 	checked bool // CheckFlags passed
 }
