@@ -205,8 +205,8 @@ func TestLibraryHandlerKill9(t *testing.T) {
 	// Kill while the workload runs, each time once the handler has made
 	// some progress (a random amount of output past where it started).
 	kills, working := 0, true
-	for working || kills < 3 {
-		from, want := size(), int64(1+rng.IntN(40000))
+	for working || kills < 6 {
+		from, want := size(), int64(1+rng.IntN(15000))
 		r := start()
 		stPoll(t, 2*time.Minute, r, "the handler's progress", func() bool {
 			select {
