@@ -16,8 +16,8 @@ import (
 // Placeholders the examples show; example_server_test.go points them at
 // a private server to run the examples.
 var (
-	exampleSource     = "mysql://repl@db1:3306"
-	exampleCheckpoint = "/var/lib/myapp/orders.checkpoint"
+	exampleSource               = "mysql://repl@db1:3306"
+	exampleCheckpoint           = "/var/lib/myapp/orders.checkpoint"
 	exampleOut        io.Writer = os.Stdout
 )
 

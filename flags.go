@@ -3,6 +3,7 @@ package binlogcdc
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -40,6 +41,22 @@ func addProfileFlags(f *pflag.FlagSet, cpu, mem *string) {
 func warnf(w io.Writer) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
+	}
+}
+
+// onceWarnf is warnf, saying each warning once: for what a command that
+// reads its input more than once (recover) finds each time.
+func onceWarnf(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		mu.Lock()
+		defer mu.Unlock()
+		if !said[msg] {
+			said[msg] = true
+			warnf(w)("%s", msg)
+		}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -159,22 +158,6 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 func warnf(w io.Writer) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
-	}
-}
-
-// onceWarnf is warnf, saying each warning once: for what a command that
-// reads its input more than once (recover) finds each time.
-func onceWarnf(w io.Writer) func(format string, args ...any) {
-	var mu sync.Mutex
-	said := map[string]bool{}
-	return func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		mu.Lock()
-		defer mu.Unlock()
-		if !said[msg] {
-			said[msg] = true
-			warnf(w)("%s", msg)
-		}
 	}
 }
 
