@@ -1,6 +1,9 @@
 package binlogcdc
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +59,33 @@ func TestResumeFiles(t *testing.T) {
 	}
 	if _, _, err := resumeFiles(files, at("binlog.000001", 900)); err == nil || !strings.Contains(err.Error(), "not among the files given") {
 		t.Errorf("before the files: %v", err)
+	}
+}
+
+// TestStreamOneDestination: a Handler or Sink with another destination
+// is a UsageError before anything connects.
+func TestStreamOneDestination(t *testing.T) {
+	h := HandlerFunc(func(context.Context, *Tx) error { return nil })
+	for name, set := range map[string]func(*StreamOptions){
+		"output":     func(o *StreamOptions) { o.Output = filepath.Join(t.TempDir(), "out") },
+		"to":         func(o *StreamOptions) { o.Replay.To = "mysql://u@127.0.0.1:1/" },
+		"kafka":      func(o *StreamOptions) { o.Replay.To = "kafka://127.0.0.1:1" },
+		"format sql": func(o *StreamOptions) { o.Replay.Format = "sql" },
+		"debezium":   func(o *StreamOptions) { o.Replay.Format = "debezium" },
+	} {
+		o := DefaultStreamOptions()
+		o.Conn.Source = "mysql://u@127.0.0.1:1"
+		set(&o)
+		s := &Stream{Options: o, Handler: h}
+		var ue UsageError
+		if err := s.Run(context.Background()); !errors.As(err, &ue) {
+			t.Errorf("%s: %v, want a UsageError", name, err)
+		}
+	}
+	o := DefaultStreamOptions()
+	o.Conn.Source = "mysql://u@127.0.0.1:1"
+	var ue UsageError
+	if err := (&Stream{Options: o, Handler: h, Sink: &handlerSink{h: h}}).Run(context.Background()); !errors.As(err, &ue) {
+		t.Errorf("Handler and Sink: %v, want a UsageError", err)
 	}
 }
