@@ -262,83 +262,13 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		return err
 	}
 	o.noteServerTables(hist, filter, logf) // snapshot_tables.go
-	var start, applyFrom change.Position
-	gtid, unknownXA := "", ""
-	targetCP, targetWhere := rp.streamResume()
-	targetCP, redoSnapshot, targetState, err := o.snapshotTargetResume(rp, targetCP, logf) // snapshot.go
+	sp, err := o.startPoint(ctx, startInputs{hist: hist, cfg: cfg, flavor: info.Flavor, filter: filter, rp: rp, kcp: kcp,
+		server: saver.Server, startPos: startPos, logf: logf})
 	if err != nil {
 		return err
 	}
-	var snap *streamSnapshot
-	var cp, resumed *checkpoint.Checkpoint
-	if o.Checkpoint != "" {
-		if cp, err = checkpoint.Load(o.Checkpoint); err != nil {
-			return err
-		}
-	}
-	switch {
-	case targetCP != nil: // replay.go: the target's checkpoint
-		if start, gtid, err = resumeFrom(ctx, hist, targetCP, targetWhere, rp.forget(), saver.Server, logf); err != nil {
-			return err
-		}
-		if start, applyFrom, err = rp.xaResume(start, gtid); err != nil { // replay.go
-			return err
-		}
-	case kcp != nil: // kafka.go: the resume point kept in Kafka
-		if start, gtid, err = resumeFrom(ctx, hist, kcp, "Kafka (--kafka-replica-name "+o.Kafka.Replica+")", o.Kafka.forget(), saver.Server, logf); err != nil {
-			return err
-		}
-		// Kafka's resume point does not keep prepared XA transactions:
-		// refuse to lose one (pipeline.Options.UnknownXA).
-		unknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
-	case cp != nil:
-		resumed = cp
-		if start, gtid, err = resumeFrom(ctx, hist, cp, o.Checkpoint, "move "+o.Checkpoint+" away", saver.Server, logf); err != nil {
-			return err
-		}
-	case o.Snapshot.On: // snapshot.go: copy the tables first, then stream from their position
-		if snap, err = o.beginSnapshot(ctx, cfg, info.Flavor, filter, rp, redoSnapshot, logf); err != nil {
-			return err
-		}
-		start = snap.src.Pos.Pos()
-	case o.StartPosition != "":
-		start = startPos
-	case o.StartGTID != "":
-		gtid = o.StartGTID
-	case o.From == "" || o.From == "now":
-		if start, err = binlog.CurrentPosition(ctx, cfg); err != nil {
-			return err
-		}
-	default: // earliest
-		if start, err = binlog.EarliestPosition(ctx, cfg); err != nil {
-			return err
-		}
-	}
-
-	// snapshot.go: the progress of a snapshot kept with the checkpoint:
-	// an unfinished one is continued (or taken again), a finished one's
-	// window reconciled.
-	var cov *pipeline.Coverage
-	if state, where := snapshotStateOf(targetCP, targetState, targetWhere, resumed, o.Checkpoint); state != nil {
-		rs, done, err := o.resumeSnapshot(ctx, cfg, info.Flavor, filter, rp, state, where, start, logf)
-		if err != nil {
-			return err
-		}
-		if done != nil {
-			cov = done.Coverage
-		}
-		if rs != nil {
-			snap = rs
-			if rs.cutTo >= 0 { // taken again from its start
-				start = rs.src.Pos.Pos()
-				if resumed != nil {
-					cut := *resumed
-					cut.OutputSize = rs.cutTo
-					resumed = &cut
-				}
-			}
-		}
-	}
+	start, applyFrom, gtid, unknownXA := sp.start, sp.applyFrom, sp.gtid, sp.unknownXA
+	snap, resumed, cov := sp.snap, sp.resumed, sp.cov
 
 	var out io.Writer = stdout
 	if o.Output != "" {
