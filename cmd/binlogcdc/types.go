@@ -2,9 +2,6 @@ package main
 
 import "github.com/binlogcdc/binlogcdc"
 
-// The library's option types, under the names the commands use.
-type (
-	ConnOptions   = binlogcdc.ConnOptions
-	RemoteOptions = binlogcdc.RemoteOptions
-	ReplayOptions = binlogcdc.ReplayOptions
-)
+// ConnOptions are the connection flags (--source, --ssl-*), as the
+// library defines them.
+type ConnOptions = binlogcdc.ConnOptions
