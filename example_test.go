@@ -35,6 +35,28 @@ func ExampleRead() {
 	// {"op":"insert","db":"shop","table":"customers","pk":["id"],"after":{"id":2,"email":"bo@example.com","name":"Bø","tier":"basic","tags":["new","wholesale"],"created":"2024-06-16 08:00:00.000000"},"ts":"2026-11-30T10:55:48Z","pos":{"file":"shop.binlog","offset":1651,"row":1},"gtid":"0-1-4"}
 }
 
+// ReadTo hands each committed transaction of binlog files to a handler
+// instead (any sink.Sink works too).
+func ExampleReadTo() {
+	h := binlogcdc.HandlerFunc(func(ctx context.Context, tx *binlogcdc.Tx) error {
+		for _, c := range tx.Changes {
+			fmt.Printf("%s %s.%s, transaction %s\n", c.Op, c.Table.DB, c.Table.Name, tx.End.GTID)
+		}
+		return nil
+	})
+	o := binlogcdc.DefaultReadOptions()
+	o.Tables = []string{"shop.customers"}
+	err := binlogcdc.ReadTo(context.Background(), o, []string{"testdata/shop.binlog"}, binlogcdc.NewHandlerSink(h), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// insert shop.customers, transaction 0-1-4
+	// insert shop.customers, transaction 0-1-4
+	// update shop.customers, transaction 0-1-5
+	// update shop.customers, transaction 0-1-7
+}
+
 // A Stream follows a server and hands each committed transaction to a
 // handler; the checkpoint file keeps its place across restarts, and
 // SIGINT/SIGTERM stop it after the transaction under way.

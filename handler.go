@@ -86,19 +86,30 @@ func (s *Stream) checkDestination() error {
 	if s.Handler == nil && s.Sink == nil {
 		return nil
 	}
-	o := &s.Options
-	switch {
-	case s.Handler != nil && s.Sink != nil:
+	if s.Handler != nil && s.Sink != nil {
 		return UsageError{Msg: "Stream: both Handler and Sink are set", Hint: "set one of them"}
-	case o.Output != "":
-		return UsageError{Msg: "Stream: Options.Output (-o) is set with a Handler or Sink, which receives the changes instead", Hint: "leave Options.Output empty"}
-	case o.Replay.enabled() || o.Kafka.To != "":
-		return UsageError{Msg: "Stream: Options.Replay.To or --format sql is set with a Handler or Sink, which receives the changes instead", Hint: "leave Options.Replay.To and Options.Replay.Format empty"}
-	case o.Replay.Format != "" && o.Replay.Format != "json":
-		return UsageError{Msg: "Stream: Options.Replay.Format " + o.Replay.Format + " is for the JSON output; a Handler or Sink receives change.Change values", Hint: "leave Options.Replay.Format empty"}
+	}
+	return checkOwnDestination(s.Options.Output, &s.Options.Replay, &s.Options.Kafka)
+}
+
+// checkOwnDestination refuses options that name an output when a
+// program's own Handler or Sink receives the changes.
+func checkOwnDestination(output string, r *ReplayOptions, k *KafkaOptions) error {
+	switch {
+	case output != "":
+		return UsageError{Msg: "Options.Output (-o) is set with a Handler or Sink, which receives the changes instead", Hint: "leave Output empty"}
+	case r.enabled() || k.To != "":
+		return UsageError{Msg: "Replay.To or --format sql is set with a Handler or Sink, which receives the changes instead", Hint: "leave Replay.To and Replay.Format empty"}
+	case r.Format != "" && r.Format != "json":
+		return UsageError{Msg: "Replay.Format " + r.Format + " is for the JSON output; a Handler or Sink receives change.Change values", Hint: "leave Replay.Format empty"}
 	}
 	return nil
 }
+
+// NewHandlerSink returns a sink.Sink that hands each committed
+// transaction with at least one change to h (see Handler): for ReadTo,
+// or any code that drives sinks.
+func NewHandlerSink(h Handler) sink.Sink { return &handlerSink{h: h} }
 
 // Tx is one committed transaction.
 type Tx struct {

@@ -3,6 +3,7 @@ package binlogcdc
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,20 @@ func TestStreamOneDestination(t *testing.T) {
 	var ue UsageError
 	if err := (&Stream{Options: o, Handler: h, Sink: &handlerSink{h: h}}).Run(context.Background()); !errors.As(err, &ue) {
 		t.Errorf("Handler and Sink: %v, want a UsageError", err)
+	}
+}
+
+// TestReadToOneDestination: ReadTo with an output in the options is a
+// UsageError before anything is read.
+func TestReadToOneDestination(t *testing.T) {
+	h := NewHandlerSink(HandlerFunc(func(context.Context, *Tx) error { return nil }))
+	o := DefaultReadOptions()
+	o.Output = filepath.Join(t.TempDir(), "out")
+	var ue UsageError
+	if err := ReadTo(context.Background(), o, []string{"testdata/shop.binlog"}, h, nil); !errors.As(err, &ue) {
+		t.Errorf("ReadTo with Output: %v, want a UsageError", err)
+	}
+	if _, err := os.Stat(o.Output); !os.IsNotExist(err) {
+		t.Errorf("ReadTo wrote %s: %v", o.Output, err)
 	}
 }

@@ -129,10 +129,42 @@ func Read(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.
 	if o.Replay.enabled() {
 		return runReadReplay(ctx, o, files, stdout, stderr)
 	}
-	return runRead(ctx, o, files, stdout, stderr)
+	return runRead(ctx, o, files, stdout, stderr, nil)
 }
 
-func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer) error {
+// ReadTo is Read with each committed transaction handed to sk instead
+// of the output the options name (o.Output, o.Replay, o.Kafka must be
+// unset), in commit order; NewHandlerSink makes a Handler one. Notes and
+// warnings go to stderr (nil: discarded).
+func ReadTo(ctx context.Context, o ReadOptions, files []string, sk sink.Sink, stderr io.Writer) (err error) {
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if !o.checked {
+		var cleanup func()
+		files, cleanup, err = o.CheckFlags(nil, files)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+	}
+	if err := checkOwnDestination(o.Output, &o.Replay, &o.Kafka); err != nil { // handler.go
+		return err
+	}
+	o.Remote.Warnf = warnf(stderr)
+	if err := o.Remote.Connect(ctx, infof(stderr)); err != nil { // remote.go
+		return err
+	}
+	var stopMetrics func()
+	if o.mx, stopMetrics, err = o.Metrics.start(infof(stderr), 0); err != nil { // metrics.go
+		return err
+	}
+	defer stopMetrics()
+	return runRead(ctx, o, files, io.Discard, stderr, sk)
+}
+
+// runRead is Read's JSON or Kafka output, or (own != nil) ReadTo's.
+func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer, own sink.Sink) error {
 	popts, start, err := o.pipelineOptions()
 	if err != nil {
 		return err
@@ -180,6 +212,9 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	var sk sink.Sink = jsonl.New(out, jsonl.Options{Format: enc, FlushEachCommit: stdin})
 	if ks != nil { // --to kafka://…
 		sk = ks
+	}
+	if own != nil { // ReadTo
+		sk = own
 	}
 	popts.Logf = warnf(stderr)
 	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, nil) // metrics.go
