@@ -12,7 +12,9 @@
 //     prepared XA transactions held until their commit. Its Handler (or
 //     Sink) receives each committed transaction.
 //   - Read decodes binlog files, or a server's binlogs up to their end,
-//     as 'binlogcdc read' does.
+//     as 'binlogcdc read' does; ReadTo hands their transactions to a
+//     program's sink, or handler (NewHandlerSink), instead.
+//   - Recover and Verify are 'binlogcdc recover' and 'binlogcdc verify'.
 //
 // The options (StreamOptions, ReadOptions and the ones they hold) have
 // one field per command-line flag; their help (binlogcdc stream --help)
