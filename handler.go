@@ -44,9 +44,12 @@ type Stream struct {
 
 // Stop asks the stream to stop at the next transaction boundary: the
 // open transaction, if any, is delivered and the checkpoint saved, then
-// Run returns nil. A stream waiting for events (or still connecting)
-// stops at once. Stop may be called from any goroutine, also before Run
-// (which then returns nil at once, having delivered nothing).
+// Run returns nil. A stream waiting for events, still connecting, or
+// copying a snapshot (whose progress the checkpoint keeps) stops at
+// once. To bound the wait for an open transaction, cancel Run's context
+// later (the command gives it 30 seconds). Stop may be called from any
+// goroutine, also before Run (which then returns nil at once, having
+// delivered nothing).
 func (s *Stream) Stop() {
 	s.stopRequested.Store(true)
 	if fl := s.running.Load(); fl != nil {
