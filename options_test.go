@@ -105,3 +105,19 @@ func TestReadToOneDestination(t *testing.T) {
 		t.Errorf("ReadTo wrote %s: %v", o.Output, err)
 	}
 }
+
+// TestStreamStopBeforeRun: Run after Stop returns nil at once and
+// writes nothing.
+func TestStreamStopBeforeRun(t *testing.T) {
+	o := DefaultStreamOptions()
+	o.Conn.Source = "mysql://u@127.0.0.1:1"
+	o.Checkpoint = filepath.Join(t.TempDir(), "cp.json")
+	s := &Stream{Options: o, Handler: HandlerFunc(func(context.Context, *Tx) error { return nil })}
+	s.Stop()
+	if err := s.Run(context.Background()); err != nil {
+		t.Fatalf("Run after Stop: %v, want nil", err)
+	}
+	if _, err := os.Stat(o.Checkpoint); !os.IsNotExist(err) {
+		t.Errorf("the checkpoint was written: %v", err)
+	}
+}
