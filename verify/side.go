@@ -144,6 +144,31 @@ func (s *side) snapshotPos() string {
 	return s.binlogPos()
 }
 
+// exactSnapshotPos is the binlog position of the session's consistent
+// snapshot, from MariaDB's Binlog_snapshot_file/position: an error where
+// the server does not tell it (MySQL), since SHOW MASTER STATUS, read
+// after the snapshot began, may be past it.
+func (s *side) exactSnapshotPos() (string, error) {
+	rows, err := s.query("SHOW SESSION STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	if err != nil {
+		return "", err
+	}
+	var file, pos string
+	for _, r := range rows {
+		switch str(r[0]) {
+		case "Binlog_snapshot_file":
+			file = str(r[1])
+		case "Binlog_snapshot_position":
+			pos = str(r[1])
+		}
+	}
+	if file == "" || pos == "" {
+		return "", fmt.Errorf("%s: the server does not tell the binlog position of a consistent snapshot (MariaDB's Binlog_snapshot_file/position): "+
+			"a live verification needs it, and the binary log on (MySQL has no such variables; use 'binlogcdc verify' while the stream is stopped)", s.name)
+	}
+	return file + ":" + pos, nil
+}
+
 // systemDBs are never compared.
 var systemDBs = "'mysql','information_schema','performance_schema','sys'"
 

@@ -415,6 +415,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return pos, nil
 	}
 	var applyFailed atomic.Pointer[error]
+	stopRun := func(err error) { applyFailed.CompareAndSwap(nil, &err); cancelRun() }
 	if rp != nil { // replay.go: apply to --to, or write SQL
 		startGTID := ""
 		if rp.applier != nil && rp.resume.File == "" {
@@ -422,10 +423,7 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 				return err
 			}
 		}
-		if sk, err = rp.streamSink(out, start, startGTID, func(err error) {
-			applyFailed.CompareAndSwap(nil, &err)
-			cancelRun()
-		}); err != nil {
+		if sk, err = rp.streamSink(out, start, startGTID, stopRun); err != nil {
 			return err
 		}
 	}
@@ -478,8 +476,8 @@ func runStream(ctx context.Context, o StreamOptions, stdout, stderr io.Writer, s
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
 	watchKafka(mx, ks) // metrics.go
-	// replay.go, metrics.go
-	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit
+	sk = o.Replay.Live.start(runCtx, sk, rp, cfg, &o, cov, mx, logf, stopRun)
+	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // replay.go, metrics.go; snapshot.go: coverageOnCommit
 	// incremental.go: --signal-table, --snapshot-new-tables
 	if sk, err = o.wrapIncremental(ctx, inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
 		return err

@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// Tests of stream --verify-every: the copy kept by --to is compared with
+// the source while the stream applies a workload.
+
+// vlMetrics scrapes the stream's verification counts.
+func vlMetrics(addr string) (runs, diffs, errs, lastOK float64) {
+	_, body := mtGet(addr, "/metrics")
+	return mtValue(body, "binlogcdc_verify_runs_total"), mtValue(body, "binlogcdc_verify_differences_total"),
+		mtValue(body, "binlogcdc_verify_errors_total"), mtValue(body, "binlogcdc_verify_last_success_timestamp_seconds")
+}
+
+// TestStreamVerifyEvery: passes that run while a workload is applied (the
+// target lagging by up to --group-time) find no difference, also once the
+// source is idle after a FLUSH BINARY LOGS; a row changed (to a value of
+// the same length), deleted or added directly on the target is reported
+// by the next pass with its key, on stderr, /metrics and /healthz, and
+// --verify-on-diff stop ends the stream with exit 1.
+func TestStreamVerifyEvery(t *testing.T) {
+	t.Parallel()
+	src := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	src.Exec(t, "CREATE DATABASE vl", "CREATE DATABASE vl_skip",
+		"CREATE TABLE vl.t (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
+		"CREATE TABLE vl.np (a INT, b VARCHAR(20))", // no primary key: compared as a multiset
+		"CREATE TABLE vl_skip.x (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
+	for i := 1; i <= 20; i++ {
+		src.Exec(t, fmt.Sprintf("INSERT INTO vl.t VALUES (%d, 'abc%d', %d)", i, i, i))
+	}
+	dir := t.TempDir()
+	r := stStart(t, dir, "warn", nil, "--source", src.DSN(), "--from", "earliest", "--to", dst.DSN()+"/",
+		"--exclude-tables", "vl_skip.*", "--verify-every", "50ms", "--verify-on-diff", "warn",
+		"--metrics-addr", "127.0.0.1:0", "--heartbeat", "1s")
+	stPoll(t, time.Minute, r, "the metrics address", func() bool { return metricsAddrRE.MatchString(r.errText()) })
+	addr := metricsAddrRE.FindStringSubmatch(r.errText())[1]
+
+	// A workload over both tables, with transactions the filters empty
+	// (vl_skip only) and a binlog rotation in the middle.
+	stop := make(chan struct{})
+	conn := src.Conn(t)
+	done, ops := rpUntil(stop, func(i int) {
+		id := 1000 + i
+		stmts := []string{"BEGIN",
+			fmt.Sprintf("INSERT INTO vl.t VALUES (%d, 'w%d', %d)", id, i, i),
+			fmt.Sprintf("UPDATE vl.t SET n = n + 1 WHERE id = %d", 1+i%20),
+			fmt.Sprintf("INSERT INTO vl.np VALUES (%d, 'r%d')", i%7, i),
+			"INSERT INTO vl_skip.x (v) VALUES (1)", "COMMIT",
+			"INSERT INTO vl_skip.x (v) VALUES (2)"}
+		if i > 10 {
+			stmts = append(stmts, fmt.Sprintf("DELETE FROM vl.t WHERE id = %d", id-10), fmt.Sprintf("DELETE FROM vl.np WHERE b = 'r%d'", i-10))
+		}
+		if i == 30 {
+			stmts = append(stmts, "FLUSH BINARY LOGS")
+		}
+		for _, q := range stmts {
+			if _, err := conn.Execute(q); err != nil {
+				t.Errorf("workload: %s: %v", q, err)
+				return
+			}
+		}
+	})
+	// Passes while it runs: none may see a difference.
+	stPoll(t, 2*time.Minute, r, "8 verification passes during the workload", func() bool {
+		runs, _, _, _ := vlMetrics(addr)
+		return runs >= 8 && ops.Load() >= 60
+	})
+	close(stop)
+	<-done
+	if runs, diffs, errs, _ := vlMetrics(addr); diffs != 0 || errs != 0 {
+		t.Fatalf("during the workload: %v passes found %v differences, %v failed; stderr:\n%s", runs, diffs, errs, r.errText())
+	}
+	t.Logf("%d workload rounds, passes so far: %s", ops.Load(), func() string { n, _, _, _ := vlMetrics(addr); return fmt.Sprint(n) }())
+
+	// Idle, the snapshot's position in a new binlog's header: passes
+	// still reach it.
+	src.FlushLogs(t)
+	runs, _, _, _ := vlMetrics(addr)
+	stPoll(t, time.Minute, r, "2 passes on an idle source after FLUSH BINARY LOGS", func() bool {
+		n, _, _, _ := vlMetrics(addr)
+		return n >= runs+2
+	})
+	if code, body := mtGet(addr, "/healthz"); code != 200 {
+		t.Fatalf("/healthz after equal passes: %d %s", code, body)
+	}
+
+	// Each kind of difference, one at a time, then undone.
+	for _, c := range []struct{ what, change, undo, want string }{
+		{"a value of the same length", "UPDATE vl.t SET v = 'abd5' WHERE id = 5", "UPDATE vl.t SET v = 'abc5' WHERE id = 5", "changed `id`=5\n"},
+		{"a missing row", "DELETE FROM vl.t WHERE id = 7", "", "missing `id`=7\n"},
+		{"an extra row", "INSERT INTO vl.t VALUES (-3, 'x', 0)", "DELETE FROM vl.t WHERE id = -3", "extra   `id`=-3\n"},
+		{"an extra row without a key", "INSERT INTO vl.np VALUES (99, 'extra')", "DELETE FROM vl.np WHERE a = 99", "extra   (99, 'extra')\n"},
+	} {
+		if c.what == "a missing row" { // the row as the source has it now
+			row := src.QueryStrings(t, "SELECT v, n FROM vl.t WHERE id = 7")[0]
+			c.undo = fmt.Sprintf("INSERT INTO vl.t VALUES (7, '%s', %s)", *row[0], *row[1])
+		}
+		_, diffs0, _, ok0 := vlMetrics(addr)
+		dst.Exec(t, c.change)
+		stPoll(t, time.Minute, r, c.what+" reported", func() bool {
+			_, diffs, _, _ := vlMetrics(addr)
+			return diffs > diffs0 && strings.Contains(r.errText(), c.want)
+		})
+		if code, body := mtGet(addr, "/healthz"); code != 503 || !strings.Contains(body, "tables differ") {
+			t.Errorf("%s: /healthz %d %q, want 503 naming the difference", c.what, code, body)
+		}
+		dst.Exec(t, c.undo)
+		stPoll(t, time.Minute, r, c.what+" undone: an equal pass", func() bool {
+			_, _, _, ok := vlMetrics(addr)
+			code, _ := mtGet(addr, "/healthz")
+			return ok > ok0 && code == 200
+		})
+	}
+	if _, _, errs, _ := vlMetrics(addr); errs != 0 {
+		t.Errorf("%v passes failed; stderr:\n%s", errs, r.errText())
+	}
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("stream exit %d after SIGTERM:\n%s", code, r.errText())
+	}
+
+	// --verify-on-diff stop (the default): the first difference ends the
+	// stream, exit 1, resumed where the target's checkpoint is.
+	src.Exec(t, "INSERT INTO vl.t VALUES (5000, 'later', 1)")
+	r = stStart(t, dir, "stop", nil, "--source", src.DSN(), "--to", dst.DSN()+"/", "--exclude-tables", "vl_skip.*", "--verify-every", "50ms")
+	stPoll(t, time.Minute, r, "a pass of the restarted stream", func() bool {
+		return strings.Contains(r.errText(), "tables equal at the source's binlog")
+	})
+	dst.Exec(t, "UPDATE vl.t SET n = n + 100 WHERE id = 5000")
+	if code := r.wait(time.Minute); code != 1 {
+		t.Fatalf("stream with a difference: exit %d, want 1:\n%s", code, r.errText())
+	}
+	for _, want := range []string{"changed `id`=5000\n", "1 of 2 tables differ", "--verify-on-diff warn"} {
+		if !strings.Contains(r.errText(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errText())
+		}
+	}
+}
+
+// TestStreamVerifyEveryFlags: --verify-every is refused without --to
+// mysql:// and with an incremental snapshot, before connecting.
+func TestStreamVerifyEveryFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--verify-every", "1m"}, "--verify-every compares the copy kept by --to mysql://"},
+		{[]string{"--verify-every", "0s", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-every must be positive"},
+		{[]string{"--verify-on-diff", "warn", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff needs --verify-every"},
+		{[]string{"--verify-every", "1m", "--verify-on-diff", "ignore", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff: want stop or warn"},
+		{[]string{"--verify-every", "1m", "--to", "mysql://u@127.0.0.1:1/", "--signal-table", "a.b"}, "cannot be combined with --signal-table"},
+	} {
+		_, stderr, code := runCLI(t, nil, append([]string{"stream", "--source", "mysql://u@127.0.0.1:1"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink"
+	"github.com/binlogcdc/binlogcdc/verify"
+)
+
+// gate stands between the pipeline and the target's sink and stops the
+// applier where a verification pass needs it: only ever before a
+// transaction's first change (or, for a transaction without changes, its
+// Commit), so the target is always at a transaction boundary when held.
+//
+// A pass holds the applier (hold), begins the source's snapshot, then
+// lets the applier go up to the snapshot's position (limit) and waits
+// until it has handed the sink every transaction that ends there or
+// before, and none after: then it holds it again, has the sink commit
+// what it holds (flush), begins the target's snapshot and lets the
+// applier go on (release).
+type gate struct {
+	inner sink.Sink
+	flush func() error // commits what the sink holds on the target now
+	// quiet reports whether the source's binlog holds no transaction
+	// from one position up to another (see quiet.go).
+	quiet func(ctx context.Context, q verify.Querier, from, to change.Position) (bool, error)
+
+	mu      sync.Mutex
+	changed chan struct{} // closed (and replaced) at each change of the state below
+	held    bool          // no transaction may start
+	limit   *change.Position
+	inTx    bool            // changes of an open transaction were handed on
+	last    change.Position // where the last transaction handed on ended
+	waiting bool            // the pipeline waits at the gate…
+	pending *change.Change  // … with this first change (nil: a Commit)
+}
+
+// notify wakes whoever waits for a change; g.mu is held.
+func (g *gate) notify() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// wait releases g.mu until the state changes or ctx ends, then takes it
+// again.
+func (g *gate) wait(ctx context.Context) error {
+	ch := g.changed
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// effect is where a change takes effect: an XA transaction's changes
+// with its XA COMMIT.
+func effect(c *change.Change) change.Position {
+	if c.CommitPos.File != "" {
+		return c.CommitPos
+	}
+	return c.Pos
+}
+
+// mustWait says whether a transaction starting now (with c, its first
+// change; nil: one without changes, at its Commit) waits; g.mu is held.
+func (g *gate) mustWait(c *change.Change) bool {
+	if g.held {
+		return true
+	}
+	if g.limit == nil || c == nil {
+		return false // a transaction without changes changes nothing
+	}
+	// It ends after the limit when the last one ended at or after it,
+	// or when one of its events lies after it (no transaction spans the
+	// position of a snapshot).
+	return !before(g.last, *g.limit) || before(*g.limit, effect(c))
+}
+
+// enter waits at the gate before a transaction starts.
+func (g *gate) enter(ctx context.Context, c *change.Change) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inTx {
+		return nil
+	}
+	defer func() { g.waiting, g.pending = false, nil }()
+	for g.mustWait(c) {
+		if !g.waiting {
+			g.waiting, g.pending = true, c
+			g.notify()
+		}
+		if err := g.wait(ctx); err != nil {
+			return err
+		}
+	}
+	g.inTx = c != nil
+	return nil
+}
+
+func (g *gate) Write(ctx context.Context, c *change.Change) error {
+	if err := g.enter(ctx, c); err != nil {
+		return err
+	}
+	return g.inner.Write(ctx, c)
+}
+
+func (g *gate) Commit(ctx context.Context, tx change.TxEnd) error {
+	if err := g.enter(ctx, nil); err != nil {
+		return err
+	}
+	err := g.inner.Commit(ctx, tx)
+	g.mu.Lock()
+	if err == nil {
+		g.last = tx.Next
+	}
+	g.inTx = false
+	g.notify()
+	g.mu.Unlock()
+	return err
+}
+
+func (g *gate) Rollback(ctx context.Context) error {
+	err := g.inner.Rollback(ctx)
+	g.mu.Lock()
+	g.inTx = false
+	g.notify()
+	g.mu.Unlock()
+	return err
+}
+
+func (g *gate) Close(ctx context.Context) error { return g.inner.Close(ctx) }
+
+// Hold stops the applier before the next transaction starts, and waits
+// until the open one, if any, was handed on.
+func (g *gate) Hold(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held = true
+	g.notify()
+	for g.inTx {
+		if err := g.wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release lets the applier go on.
+func (g *gate) Release() {
+	g.mu.Lock()
+	g.held, g.limit = false, nil
+	g.notify()
+	g.mu.Unlock()
+}
+
+// At lets the applier go up to pos, the source snapshot's position, and
+// calls open once the target holds exactly the transactions up to it.
+func (g *gate) At(ctx context.Context, src verify.Querier, pos string, open func() error) error {
+	p, err := parsePos(pos)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if before(p, g.last) {
+		last := g.last
+		g.mu.Unlock()
+		return fmt.Errorf("the applier is at %s:%d, past the source's snapshot at %s (it was held before the snapshot began): not compared", last.File, last.Offset, pos)
+	}
+	g.limit, g.held = &p, false
+	g.notify()
+	checked := change.Position{} // the last position found quiet up to p, or not
+	for {
+		// Everything up to p was handed on, nothing after: the next
+		// transaction waits for being after p, or the last ended there.
+		if !g.inTx && (g.waiting && g.mustWait(g.pending) || !before(g.last, p)) {
+			break
+		}
+		if !g.inTx && g.last != checked {
+			// The source may have nothing more up to p than events that
+			// change nothing (a new binlog file's header): the applier
+			// then has it all, with nothing more to come.
+			from := g.last
+			g.mu.Unlock()
+			ok, err := g.quiet(ctx, src, from, p)
+			g.mu.Lock()
+			if err != nil {
+				g.mu.Unlock()
+				return err
+			}
+			checked = from
+			if ok && g.last == from && !g.inTx {
+				break
+			}
+			continue
+		}
+		if err := g.wait(ctx); err != nil {
+			g.mu.Unlock()
+			return err
+		}
+	}
+	g.held = true
+	g.notify()
+	g.mu.Unlock()
+	if err := g.flush(); err != nil {
+		return fmt.Errorf("the target could not commit what it was applying: %w", err)
+	}
+	return open()
+}
+
+// before reports whether a comes before b (binlog file names of one
+// server sort by their fixed-width numeric suffix).
+func before(a, b change.Position) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
+}
+
+var errPos = errors.New("not FILE:OFFSET")
+
+// parsePos parses "file:offset".
+func parsePos(s string) (change.Position, error) {
+	var p change.Position
+	i := len(s) - 1
+	for i >= 0 && s[i] != ':' {
+		i--
+	}
+	if i <= 0 {
+		return p, fmt.Errorf("the source's snapshot position %q: %w", s, errPos)
+	}
+	off, err := strconv.ParseUint(s[i+1:], 10, 64)
+	if err != nil {
+		return p, fmt.Errorf("the source's snapshot position %q: %w", s, errPos)
+	}
+	p.Offset = off
+	p.File = s[:i]
+	return p, nil
+}
