@@ -59,8 +59,13 @@ func TestStreamVerifyEvery(t *testing.T) {
 		if i > 10 {
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM vl.t WHERE id = %d", id-10), fmt.Sprintf("DELETE FROM vl.np WHERE b = 'r%d'", i-10))
 		}
-		if i == 30 {
+		switch i {
+		case 30:
 			stmts = append(stmts, "FLUSH BINARY LOGS")
+		case 40, 80: // a table appears and goes while passes run
+			stmts = append(stmts, "CREATE TABLE vl.t2 (id INT PRIMARY KEY)", "INSERT INTO vl.t2 VALUES (1)")
+		case 60, 100:
+			stmts = append(stmts, "DROP TABLE vl.t2")
 		}
 		for _, q := range stmts {
 			if _, err := conn.Execute(q); err != nil {
@@ -72,7 +77,7 @@ func TestStreamVerifyEvery(t *testing.T) {
 	// Passes while it runs: none may see a difference.
 	stPoll(t, 2*time.Minute, r, "8 verification passes during the workload", func() bool {
 		runs, _, _, _ := vlMetrics(addr)
-		return runs >= 8 && ops.Load() >= 60
+		return runs >= 8 && ops.Load() >= 120
 	})
 	close(stop)
 	<-done

@@ -38,6 +38,7 @@ type gate struct {
 	last    change.Position // where the last transaction handed on ended
 	waiting bool            // the pipeline waits at the gate…
 	pending *change.Change  // … with this first change (nil: a Commit)
+	ddl     change.Position // where the last DDL handed on was logged
 }
 
 // notify wakes whoever waits for a change; g.mu is held.
@@ -108,6 +109,11 @@ func (g *gate) enter(ctx context.Context, c *change.Change) error {
 func (g *gate) Write(ctx context.Context, c *change.Change) error {
 	if err := g.enter(ctx, c); err != nil {
 		return err
+	}
+	if c.Op == change.DDL {
+		g.mu.Lock()
+		g.ddl = c.Pos
+		g.mu.Unlock()
 	}
 	return g.inner.Write(ctx, c)
 }
@@ -213,6 +219,35 @@ func (g *gate) At(ctx context.Context, src verify.Querier, pos string, open func
 		return fmt.Errorf("the target could not commit what it was applying: %w", err)
 	}
 	return open()
+}
+
+// ddlAfter waits until the applier handed on every transaction up to
+// end, and reports whether one of them after from was a DDL: a table's
+// definition (read from information_schema, which is no snapshot) may
+// then have been read on one side before it and on the other after.
+func (g *gate) ddlAfter(ctx context.Context, src verify.Querier, from, end change.Position) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	checked := change.Position{}
+	for before(g.last, end) {
+		if !g.inTx && g.last != checked {
+			last := g.last
+			g.mu.Unlock()
+			ok, err := g.quiet(ctx, src, last, end)
+			g.mu.Lock()
+			if err != nil {
+				return false, err
+			}
+			if checked = last; ok {
+				break
+			}
+			continue
+		}
+		if err := g.wait(ctx); err != nil {
+			return false, err
+		}
+	}
+	return before(from, g.ddl), nil
 }
 
 // before reports whether a comes before b (binlog file names of one

@@ -311,3 +311,39 @@ func TestParsePos(t *testing.T) {
 		}
 	}
 }
+
+// TestGateDDLAfter: a DDL applied after the snapshot, up to the source's
+// position at the end of the pass, is found; one before it is not.
+func TestGateDDLAfter(t *testing.T) {
+	inner := &fakeSink{}
+	g := newGate(inner, at(4), nil)
+	ctx := context.Background()
+	ddl := func(pos, end uint64) {
+		if err := g.Write(ctx, &change.Change{Op: change.DDL, Pos: at(pos)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Commit(ctx, change.TxEnd{Next: at(end)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ddl(50, 100)
+	if raced, err := g.ddlAfter(ctx, nil, at(100), at(100)); err != nil || raced {
+		t.Fatalf("a DDL before the snapshot: raced %v, %v", raced, err)
+	}
+	// The applier is behind the end of the pass: ddlAfter waits for it.
+	res := make(chan bool, 1)
+	go func() {
+		raced, err := g.ddlAfter(ctx, nil, at(100), at(300))
+		if err != nil {
+			t.Error(err)
+		}
+		res <- raced
+	}()
+	if err := <-apply(ctx, g, []tx{{changes: []change.Position{at(110)}, end: at(200)}}); err != nil {
+		t.Fatal(err)
+	}
+	ddl(210, 300)
+	if !<-res {
+		t.Fatal("the DDL at 210, after the snapshot at 100, was not found")
+	}
+}
