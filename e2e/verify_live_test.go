@@ -138,7 +138,7 @@ func TestStreamVerifyEvery(t *testing.T) {
 	src.Exec(t, "INSERT INTO vl.t VALUES (5000, 'later', 1)")
 	r = stStart(t, dir, "stop", nil, "--source", src.DSN(), "--to", dst.DSN()+"/", "--exclude-tables", "vl_skip.*", "--verify-every", "50ms")
 	stPoll(t, time.Minute, r, "a pass of the restarted stream", func() bool {
-		return strings.Contains(r.errText(), "tables equal at the source's binlog")
+		return strings.Contains(r.errText(), "tables equal, each in snapshots of the same transactions")
 	})
 	dst.Exec(t, "UPDATE vl.t SET n = n + 100 WHERE id = 5000")
 	if code := r.wait(time.Minute); code != 1 {

@@ -172,8 +172,27 @@ func (s *side) exactSnapshotPos() (string, error) {
 // systemDBs are never compared.
 var systemDBs = "'mysql','information_schema','performance_schema','sys'"
 
-// tables lists the selected base tables, keyed by "db\x00table".
-func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, error) {
+// TableName names a table.
+type TableName struct{ DB, Name string }
+
+// ListTables lists the base tables of a server that Run compares when
+// sel (nil: all) selects them: never the system databases' nor
+// binlogcdc's own.
+func ListTables(q Querier, sel func(db, table string) bool) ([]TableName, error) {
+	m, err := (&side{q: q, name: "server"}).list(sel)
+	if err != nil {
+		return nil, err
+	}
+	var out []TableName
+	for _, t := range m {
+		out = append(out, TableName{t.db, t.name})
+	}
+	return out, nil
+}
+
+// list lists the selected base tables, keyed by "db\x00table", without
+// their definitions.
+func (s *side) list(sel func(db, table string) bool) (map[string]*tableInfo, error) {
 	rows, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES " +
 		"WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA NOT IN (" + systemDBs + ")")
 	if err != nil {
@@ -190,8 +209,14 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		}
 		out[t.db+"\x00"+t.name] = t
 	}
-	if len(out) == 0 {
-		return out, nil
+	return out, nil
+}
+
+// tables lists the selected base tables, keyed by "db\x00table".
+func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, error) {
+	out, err := s.list(sel)
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
 	opts, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE, ROW_FORMAT, TABLE_COLLATION, TABLE_COMMENT, AUTO_INCREMENT, CREATE_OPTIONS " +
 		"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")")

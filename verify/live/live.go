@@ -131,7 +131,7 @@ func (v *Verifier) loop(ctx context.Context) {
 // pass compares the source and the target once and reports the result.
 func (v *Verifier) pass(ctx context.Context, n int) {
 	started := time.Now()
-	rep, err := v.compare(ctx)
+	res, err := v.compare(ctx)
 	if ctx.Err() != nil {
 		return // stopping: the pass was abandoned, not failed
 	}
@@ -140,24 +140,27 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 		v.cfg.Logf("verify: pass %d failed, nothing proven: %v", n, err)
 		return
 	}
-	if rep == nil {
-		return // inconclusive: said by compare
-	}
-	diff := rep.Differing()
 	took := time.Since(started).Round(time.Millisecond)
+	diff := res.differing
+	if len(diff) == 0 && len(res.unsure) > 0 {
+		v.cfg.Logf("verify: pass %d: %d of %d tables equal; inconclusive for %s: a DDL was applied while the pass read their definitions (the next pass will tell) (%v)",
+			n, res.tables-len(res.unsure), res.tables, strings.Join(res.unsure, ", "), took)
+		return
+	}
 	if len(diff) == 0 {
 		v.cfg.Metrics.VerifyEqual()
-		v.cfg.Logf("verify: pass %d: all %d tables equal at the source's binlog %s (%v)", n, len(rep.Tables), rep.SourcePos, took)
+		v.cfg.Logf("verify: pass %d: all %d tables equal, each in snapshots of the same transactions (the last at the source's binlog %s) (%v)", n, res.tables, res.last, took)
 		return
 	}
 	var names []string
 	for _, t := range diff {
-		names = append(names, "`"+strings.ReplaceAll(t.DB, "`", "``")+"`.`"+strings.ReplaceAll(t.Name, "`", "``")+"`")
+		names = append(names, quote(t.DB)+"."+quote(t.Name))
 	}
-	what := fmt.Sprintf("%d of %d tables differ from the source at its binlog %s: %s", len(diff), len(rep.Tables), rep.SourcePos, strings.Join(names, ", "))
+	what := fmt.Sprintf("%d of %d tables differ from the source: %s", len(diff), res.tables, strings.Join(names, ", "))
 	v.cfg.Metrics.VerifyDiffer(len(diff), "verification pass "+fmt.Sprint(n)+": "+what)
 	v.cfg.Logf("verify: pass %d: %s (%v)", n, what, took)
 	for _, t := range diff {
+		v.cfg.Logf("verify:   %s: compared at the source's binlog %s", quote(t.DB)+"."+quote(t.Name), res.at[t])
 		for _, line := range describe(t) {
 			v.cfg.Logf("verify:   %s", line)
 		}
@@ -166,6 +169,8 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 		v.cfg.Stop(fmt.Errorf("verify: %s (listed above); stopped (--verify-on-diff warn reports and goes on)", what))
 	}
 }
+
+func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // describe is a differing table's report: its line and a sample of the
 // differing rows, by key.
@@ -184,57 +189,4 @@ func describe(t *verify.Table) []string {
 		out = append(out, fmt.Sprintf("  %-7s %s", r.Kind, r.Row))
 	}
 	return out
-}
-
-// compare runs one comparison on fresh sessions.
-func (v *Verifier) compare(ctx context.Context) (*verify.Report, error) {
-	src, err := verify.Dial(ctx, v.cfg.Source)
-	if err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	defer src.Close()
-	dst, err := verify.Dial(ctx, v.cfg.Target)
-	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	defer dst.Close()
-	// Stopping ends the queries under way: closing the connections is
-	// the only way go-mysql has.
-	stop := context.AfterFunc(ctx, func() { src.Close(); dst.Close() })
-	defer stop()
-	rep, err := verify.Run(ctx, src, dst, verify.Options{Select: v.cfg.Select, MaxRows: v.cfg.MaxRows, StrictSchema: v.cfg.StrictSchema, Sync: &v.gate})
-	if err != nil || len(rep.Differing()) == 0 {
-		return rep, err
-	}
-	// A difference may come from a DDL that ran while the pass read the
-	// definitions: then it proves nothing either way.
-	p, err := parsePos(rep.SourcePos)
-	if err != nil {
-		return nil, err
-	}
-	end, err := masterPos(src)
-	if err != nil {
-		return nil, err
-	}
-	raced, err := v.gate.ddlAfter(ctx, src, p, end)
-	if err != nil || !raced {
-		return rep, err
-	}
-	v.cfg.Logf("verify: a pass found %d tables differing, but a DDL was applied while it read the tables' definitions: inconclusive, the next pass will tell", len(rep.Differing()))
-	return nil, nil
-}
-
-// masterPos is the source's binlog position now.
-func masterPos(q verify.Querier) (change.Position, error) {
-	r, err := q.Execute("SHOW MASTER STATUS")
-	if err != nil {
-		return change.Position{}, fmt.Errorf("source: SHOW MASTER STATUS: %w", err)
-	}
-	defer r.Close()
-	if r.RowNumber() == 0 {
-		return change.Position{}, errors.New("source: SHOW MASTER STATUS: no binlog")
-	}
-	f, _ := r.GetString(0, 0)
-	off, _ := r.GetUint(0, 1)
-	return change.Position{File: f, Offset: off}, nil
 }
