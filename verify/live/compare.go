@@ -46,7 +46,14 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 	res := &result{at: map[*verify.Table]string{}}
 	for _, n := range names {
 		one := func(db, table string) bool { return db == n.DB && table == n.Name }
-		rep, err := verify.Run(ctx, src, dst, verify.Options{Select: one, MaxRows: v.cfg.MaxRows, StrictSchema: v.cfg.StrictSchema, Sync: &v.gate})
+		opts := verify.Options{Select: one, MaxRows: v.cfg.MaxRows, StrictSchema: v.cfg.StrictSchema, Sync: &v.gate}
+		rep, err := verify.Run(ctx, src, dst, opts)
+		for try := 1; errors.Is(err, errPast) && try < pastTries; try++ {
+			if _, cerr := src.Execute("ROLLBACK"); cerr != nil {
+				return nil, fmt.Errorf("source: ROLLBACK: %w", cerr)
+			}
+			rep, err = verify.Run(ctx, src, dst, opts)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -71,6 +78,10 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 	}
 	return res, nil
 }
+
+// pastTries is how many times a table's snapshots are taken when the
+// applier is found past the source's (errPast).
+const pastTries = 5
 
 // ddlRaced reports whether a DDL was applied after the snapshot at pos
 // and before the source's position now: verify reads definitions from

@@ -178,7 +178,7 @@ func (g *gate) At(ctx context.Context, src verify.Querier, pos string, open func
 	if before(p, g.last) {
 		last := g.last
 		g.mu.Unlock()
-		return fmt.Errorf("the applier is at %s:%d, past the source's snapshot at %s (it was held before the snapshot began): not compared", last.File, last.Offset, pos)
+		return fmt.Errorf("the applier is at %s:%d, past the source's snapshot at %s: %w", last.File, last.Offset, pos, errPast)
 	}
 	g.limit, g.held = &p, false
 	g.notify()
@@ -260,6 +260,12 @@ func before(a, b change.Position) bool {
 }
 
 var errPos = errors.New("not FILE:OFFSET")
+
+// errPast: the applier, held before the source's snapshot began, is past
+// its position. The source's binlog dump sends a transaction once it is
+// in the binlog, which may be before it commits in the engine, where a
+// snapshot sees it: the snapshot is taken again.
+var errPast = errors.New("it applied a transaction the snapshot does not hold yet (sent by the source before its commit was visible)")
 
 // parsePos parses "file:offset".
 func parsePos(s string) (change.Position, error) {

@@ -253,7 +253,7 @@ func TestGatePastSnapshot(t *testing.T) {
 	inner := &fakeSink{}
 	g := newGate(inner, at(500), nil)
 	_, err := snapshotAt(t, g, inner, "b.000001:300")
-	if err == nil || !strings.Contains(err.Error(), "past the source's snapshot") {
+	if !errors.Is(err, errPast) || !strings.Contains(err.Error(), "past the source's snapshot at b.000001:300") {
 		t.Fatalf("err %v, want past the snapshot", err)
 	}
 	if _, err := snapshotAt(t, g, inner, "b.000001"); err == nil {
