@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -39,6 +40,35 @@ type gate struct {
 	waiting bool            // the pipeline waits at the gate…
 	pending *change.Change  // … with this first change (nil: a Commit)
 	ddl     change.Position // where the last DDL handed on was logged
+	// heldSince is when held was set (zero: not held); heldFor sums
+	// the time the applier was held.
+	heldSince time.Time
+	heldFor   time.Duration
+}
+
+// hold sets held; g.mu is held.
+func (g *gate) hold() {
+	g.held = true
+	g.heldSince = time.Now()
+	g.notify()
+}
+
+// unhold clears held; g.mu is held.
+func (g *gate) unhold() {
+	if g.held {
+		g.heldFor += time.Since(g.heldSince)
+	}
+	g.held = false
+	g.notify()
+}
+
+// takeHeld returns the time the applier was held since the last call.
+func (g *gate) takeHeld() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := g.heldFor
+	g.heldFor = 0
+	return d
 }
 
 // notify wakes whoever waits for a change; g.mu is held.
@@ -149,8 +179,7 @@ func (g *gate) Close(ctx context.Context) error { return g.inner.Close(ctx) }
 func (g *gate) Hold(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.held = true
-	g.notify()
+	g.hold()
 	for g.inTx {
 		if err := g.wait(ctx); err != nil {
 			return err
@@ -162,8 +191,8 @@ func (g *gate) Hold(ctx context.Context) error {
 // Release lets the applier go on.
 func (g *gate) Release() {
 	g.mu.Lock()
-	g.held, g.limit = false, nil
-	g.notify()
+	g.limit = nil
+	g.unhold()
 	g.mu.Unlock()
 }
 
@@ -180,8 +209,8 @@ func (g *gate) At(ctx context.Context, src verify.Querier, pos string, open func
 		g.mu.Unlock()
 		return fmt.Errorf("the applier is at %s:%d, past the source's snapshot at %s: %w", last.File, last.Offset, pos, errPast)
 	}
-	g.limit, g.held = &p, false
-	g.notify()
+	g.limit = &p
+	g.unhold()
 	checked := change.Position{} // the last position found quiet up to p, or not
 	for {
 		// Everything up to p was handed on, nothing after: the next
@@ -212,8 +241,7 @@ func (g *gate) At(ctx context.Context, src verify.Querier, pos string, open func
 			return err
 		}
 	}
-	g.held = true
-	g.notify()
+	g.hold()
 	g.mu.Unlock()
 	if err := g.flush(); err != nil {
 		return fmt.Errorf("the target could not commit what it was applying: %w", err)

@@ -131,6 +131,7 @@ func (v *Verifier) loop(ctx context.Context) {
 // pass compares the source and the target once and reports the result.
 func (v *Verifier) pass(ctx context.Context, n int) {
 	started := time.Now()
+	v.gate.takeHeld()
 	res, err := v.compare(ctx)
 	if ctx.Err() != nil {
 		return // stopping: the pass was abandoned, not failed
@@ -149,7 +150,8 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 	}
 	if len(diff) == 0 {
 		v.cfg.Metrics.VerifyEqual()
-		v.cfg.Logf("verify: pass %d: all %d tables equal, each in snapshots of the same transactions (the last at the source's binlog %s) (%v)", n, res.tables, res.last, took)
+		v.cfg.Logf("verify: pass %d: all %d tables equal, each in snapshots of the same transactions (the last at the source's binlog %s) (%v; the applier waited %v)",
+			n, res.tables, res.last, took, v.gate.takeHeld().Round(time.Microsecond))
 		return
 	}
 	var names []string
@@ -158,7 +160,7 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 	}
 	what := fmt.Sprintf("%d of %d tables differ from the source: %s", len(diff), res.tables, strings.Join(names, ", "))
 	v.cfg.Metrics.VerifyDiffer(len(diff), "verification pass "+fmt.Sprint(n)+": "+what)
-	v.cfg.Logf("verify: pass %d: %s (%v)", n, what, took)
+	v.cfg.Logf("verify: pass %d: %s (%v; the applier waited %v)", n, what, took, v.gate.takeHeld().Round(time.Microsecond))
 	for _, t := range diff {
 		v.cfg.Logf("verify:   %s: compared at the source's binlog %s", quote(t.DB)+"."+quote(t.Name), res.at[t])
 		for _, line := range describe(t) {
