@@ -150,24 +150,3 @@ func TestStreamVerifyEvery(t *testing.T) {
 		}
 	}
 }
-
-// TestStreamVerifyEveryFlags: --verify-every is refused without --to
-// mysql:// and with an incremental snapshot, before connecting.
-func TestStreamVerifyEveryFlags(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--verify-every", "1m"}, "--verify-every compares the copy kept by --to mysql://"},
-		{[]string{"--verify-every", "0s", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-every must be positive"},
-		{[]string{"--verify-on-diff", "warn", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff needs --verify-every"},
-		{[]string{"--verify-every", "1m", "--verify-on-diff", "ignore", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff: want stop or warn"},
-		{[]string{"--verify-every", "1m", "--to", "mysql://u@127.0.0.1:1/", "--signal-table", "a.b"}, "cannot be combined with --signal-table"},
-	} {
-		_, stderr, code := runCLI(t, nil, append([]string{"stream", "--source", "mysql://u@127.0.0.1:1"}, c.args...)...)
-		if code != 2 || !strings.Contains(stderr, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
-		}
-	}
-}
