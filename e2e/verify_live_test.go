@@ -64,6 +64,8 @@ func TestStreamVerifyEvery(t *testing.T) {
 			stmts = append(stmts, "FLUSH BINARY LOGS")
 		case 40, 80: // a table appears and goes while passes run
 			stmts = append(stmts, "CREATE TABLE vl.t2 (id INT PRIMARY KEY)", "INSERT INTO vl.t2 VALUES (1)")
+		case 50, 90:
+			stmts = append(stmts, "ALTER TABLE vl.t2 ADD COLUMN c INT DEFAULT 5", "INSERT INTO vl.t2 VALUES (2, 6)")
 		case 60, 100:
 			stmts = append(stmts, "DROP TABLE vl.t2")
 		}

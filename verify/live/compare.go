@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/verify"
 )
@@ -54,6 +56,12 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 			}
 			rep, err = verify.Run(ctx, src, dst, opts)
 		}
+		if defChanged(err) {
+			// Altered on a side since its snapshot began: the next pass
+			// tells.
+			res.unsure = append(res.unsure, quote(n.DB)+"."+quote(n.Name))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +85,14 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 		}
 	}
 	return res, nil
+}
+
+// defChanged reports whether err says that a DDL changed the table
+// since it was listed or its snapshot began: ER_TABLE_DEF_CHANGED
+// (altered), ER_NO_SUCH_TABLE (dropped).
+func defChanged(err error) bool {
+	var me *mysql.MyError
+	return errors.As(err, &me) && (me.Code == mysql.ER_TABLE_DEF_CHANGED || me.Code == mysql.ER_NO_SUCH_TABLE)
 }
 
 // pastTries is how many times a table's snapshots are taken when the

@@ -144,7 +144,7 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 	took := time.Since(started).Round(time.Millisecond)
 	diff := res.differing
 	if len(diff) == 0 && len(res.unsure) > 0 {
-		v.cfg.Logf("verify: pass %d: %d of %d tables equal; inconclusive for %s: a DDL was applied while the pass read their definitions (the next pass will tell) (%v)",
+		v.cfg.Logf("verify: pass %d: %d of %d tables equal; inconclusive for %s: a DDL was applied while the pass read them (the next pass will tell) (%v)",
 			n, res.tables-len(res.unsure), res.tables, strings.Join(res.unsure, ", "), took)
 		return
 	}
