@@ -218,8 +218,9 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
+	where := "WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")" + onlyTables(out)
 	opts, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE, ROW_FORMAT, TABLE_COLLATION, TABLE_COMMENT, AUTO_INCREMENT, CREATE_OPTIONS " +
-		"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")")
+		"FROM information_schema.TABLES " + where)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		"CONCAT_WS(' ', EXTRA, IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), GENERATION_EXPRESSION, NULL)), " +
 		"ORDINAL_POSITION, COLUMN_DEFAULT, IFNULL(CHARACTER_SET_NAME, ''), IFNULL(COLLATION_NAME, ''), IS_GENERATED, " +
 		"IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), '', IFNULL(GENERATION_EXPRESSION, '')), COLUMN_COMMENT " +
-		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
+		"FROM information_schema.COLUMNS " + where + " ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		}
 	}
 	keys, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, COLLATION, INDEX_TYPE " +
-		"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
+		"FROM information_schema.STATISTICS " + where + " ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +276,22 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		ix.cols = append(ix.cols, c)
 	}
 	return out, nil
+}
+
+// onlyTables narrows the catalog queries to a few selected tables (a
+// live verification compares one at a time): " AND (TABLE_SCHEMA,
+// TABLE_NAME) IN (...)", or "" for many, which are read whole. The
+// names compare without case there; the rows are matched exactly after.
+func onlyTables(m map[string]*tableInfo) string {
+	if len(m) > 64 {
+		return ""
+	}
+	var pairs []string
+	for _, t := range m {
+		pairs = append(pairs, "("+literal(t.db)+", "+literal(t.name)+")")
+	}
+	sort.Strings(pairs)
+	return " AND (TABLE_SCHEMA, TABLE_NAME) IN (" + strings.Join(pairs, ", ") + ")"
 }
 
 // count is the number of rows (with history for versioned tables).
