@@ -47,6 +47,7 @@ type ReplayOptions struct {
 	BulkLoad       bool            // --bulk-load
 	LoadData       bool            // --load-data
 	OmitColumns    []string        // --omit-columns
+	Live           LiveVerifyOptions // --verify-every, --verify-on-diff (verifyevery.go)
 
 	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
 	omit   map[string]bool // --omit-columns, as sqltext.Options.Omit wants it
@@ -78,6 +79,8 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	o.Envelope.AddFlags(f) // formats.go
 	if !stream {
 		f.BoolVar(&o.Flashback, "flashback", false, "write the SQL that undoes the selected changes, newest first (needs binlog_row_image=FULL)")
+	} else {
+		o.Live.AddFlags(f) // verifyevery.go
 	}
 }
 
@@ -183,6 +186,9 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	}
 	if o.Parallel > 1 && !strings.HasPrefix(o.To, "mysql://") {
 		return bad("--parallel needs --to mysql:// (it applies on several target connections)", "--to mysql://user@backup-host:3306/ --parallel 4")
+	}
+	if err := o.Live.check(f, o.To); err != nil { // verifyevery.go
+		return err
 	}
 	if o.enabled() && !flagChanged(f, "ddl") {
 		*ddlOn, o.ddl = true, "apply" // replay applies DDL unless --ddl=skip

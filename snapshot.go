@@ -47,9 +47,9 @@ func (o *SnapshotOptions) AddFlags(f *pflag.FlagSet, command bool) {
 // snapshot's: copy the selected tables, save the position they were
 // copied at, and stop (Snapshot.On and Snapshot.Only).
 func (o *StreamOptions) CheckSnapshotFlags(f *pflag.FlagSet) error {
-	for _, n := range []string{"start-position", "start-gtid", "from", "snapshot", "signal-table", "snapshot-new-tables"} {
+	for _, n := range []string{"start-position", "start-gtid", "from", "snapshot", "signal-table", "snapshot-new-tables", "verify-every", "verify-on-diff"} {
 		if flagChanged(f, n) {
-			return UsageError{Msg: "--" + n + " is not a snapshot flag", Hint: "a snapshot starts now; 'binlogcdc stream' takes start flags"}
+			return UsageError{Msg: "--" + n + " is not a snapshot flag", Hint: "a snapshot starts now; 'binlogcdc stream' takes start flags (and --verify-every)"}
 		}
 	}
 	o.Snapshot.On, o.Snapshot.Only = true, true

@@ -308,6 +308,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		return pos, nil
 	}
 	var applyFailed atomic.Pointer[error]
+	stopRun := func(err error) { applyFailed.CompareAndSwap(nil, &err); cancelRun() }
 	if rp != nil { // replay.go: apply to --to, or write SQL
 		startGTID := ""
 		if rp.applier != nil && rp.resume.File == "" {
@@ -315,10 +316,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 				return err
 			}
 		}
-		if sk, err = rp.streamSink(out, start, startGTID, func(err error) {
-			applyFailed.CompareAndSwap(nil, &err)
-			cancelRun()
-		}); err != nil {
+		if sk, err = rp.streamSink(out, start, startGTID, stopRun); err != nil {
 			return err
 		}
 	}
@@ -377,6 +375,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
 	watchKafka(mx, ks) // metrics.go
+	sk = o.Replay.Live.start(runCtx, sk, rp, cfg, &o, cov, mx, logf, stopRun) // verifyevery.go
 	// replay.go, metrics.go
 	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit
 	// incremental.go: --signal-table, --snapshot-new-tables

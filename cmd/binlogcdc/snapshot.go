@@ -51,7 +51,7 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 		for _, n := range []string{"start-position", "start-gtid", "from", "checkpoint-interval", "heartbeat", "snapshot", "ddl",
 			"metrics-addr", "health-window", "kafka-exactly-once", "kafka-replica-name", "kafka-transaction-timeout",
 			"keep-dropped", "replay-accounts", "omit-columns", "create-tables", "fire-triggers", "on-conflict",
-			"signal-table", "snapshot-chunk", "snapshot-new-tables"} {
+			"signal-table", "snapshot-chunk", "snapshot-new-tables", "verify-every", "verify-on-diff"} {
 			if f.Lookup(n) != nil {
 				f.MarkHidden(n)
 			}
