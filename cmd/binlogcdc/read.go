@@ -30,6 +30,7 @@ type ReadOptions struct {
 	Kafka                       KafkaOptions   // --to kafka://…, --kafka-* (kafka.go)
 	Remote                      RemoteOptions  // --source mysql://… (remote.go)
 	Metrics                     MetricsOptions // --metrics-addr (metrics.go)
+	FindOpts                    FindOptions    // --find, --stop-before, --stop-before-gtid (archiveread.go)
 	mx                          *metrics.Stream
 	CPUProfile, MemProfile      string // debugging aids (profile.go)
 }
@@ -50,6 +51,7 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	o.Kafka.AddFlags(f)         // kafka.go
 	o.Remote.AddFlags(f, true)  // remote.go: --source, --start-gtid, --from
 	o.Metrics.AddFlags(f)       // metrics.go: --metrics-addr, --health-window
+	o.FindOpts.AddFlags(f)      // archiveread.go: --find, --stop-before, --stop-before-gtid
 
 	// --cpuprofile, --memprofile: hidden; readUsage describes them (profile.go).
 	addProfileFlags(f, &o.CPUProfile, &o.MemProfile)
@@ -100,6 +102,11 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
+	archDir := ""
+	if o.Remote.Conn.Source == "" {
+		archDir = archiveDir(f.Args()) // archiveread.go: an archive DIR
+		o.Remote.archive = archDir != ""
+	}
 	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
 		return err
 	}
@@ -115,6 +122,9 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
 		return err
 	}
+	if err := o.FindOpts.check(f, o.Replay.enabled(), o.Kafka.To != ""); err != nil { // archiveread.go
+		return err
+	}
 	// Every argument is checked before anything is opened for writing,
 	// connected to or applied: the flags' values, then the files.
 	if o.Replay.To != "" {
@@ -122,16 +132,26 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 			return err
 		}
 	}
-	if _, _, err := o.pipelineOptions(); err != nil {
+	popts, start, err := o.pipelineOptions()
+	if err != nil {
 		return err
 	}
 	var files []string
-	if err := checkReadFiles(connFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
+	outputs := map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}
+	if err := checkReadFiles(connFiles(o.Remote.Conn), outputs); err != nil { // args.go
 		return err
+	}
+	inputs := f.Args()
+	if archDir != "" {
+		plan, err := planArchive(archDir, o.readRange(popts, start), &o.Remote, outputs, infof(stderr)) // archiveread.go
+		if err != nil || plan.Empty {
+			return err
+		}
+		inputs = plan.Files
 	}
 	if o.Remote.Conn.Source == "" {
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, false) // args.go
+		files, cleanup, err = checkInputs(inputs, outputs, false) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
@@ -167,6 +187,10 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	o.Remote.archiveOptions(&popts) // archiveread.go
+	if o.FindOpts.find != nil {
+		return runFind(ctx, o, files, start, popts, stdout, stderr) // archiveread.go
+	}
 	// --format debezium|maxwell|canal (formats.go)
 	enc, err := o.Replay.Envelope.encoder(o.Replay.Format, o.Kafka.sinkTopicPrefix())
 	if err != nil {
@@ -187,6 +211,9 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if kcp != nil {
 		start = kcp.Position()
 		popts.UnknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
+	}
+	if err := o.findStop(ctx, files, start, &popts, infof(stderr)); err != nil { // archiveread.go
+		return err
 	}
 	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
@@ -223,6 +250,9 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	runErr := p.Run(ctx)
 	if stopProgress != nil {
 		stopProgress()
+	}
+	if runErr == nil {
+		runErr = o.Remote.archiveEnd(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(ctx); err != nil && runErr == nil {

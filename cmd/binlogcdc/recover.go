@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -134,8 +135,17 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if o.Remote.Conn.Source == "" {
+		outputs := map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}
+		inputs := f.Args()
+		if dir := archiveDir(inputs); dir != "" { // archiveread.go: an archive DIR
+			plan, err := planArchive(dir, o.archiveRange(), &o.Remote, outputs, infof(stderr))
+			if err != nil {
+				return err
+			}
+			inputs = plan.Files
+		}
 		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true) // args.go
+		files, cleanup, err = checkInputs(inputs, outputs, true) // args.go
 		defer cleanup()
 		if err != nil {
 			return err
@@ -159,6 +169,19 @@ func splitTable(flag, s string) (db, table string, err error) {
 		return "", "", usageError{msg: fmt.Sprintf("--%s: %v (not %q)", flag, err, s), hint: "--" + flag + " shop.orders, or --" + flag + " '`my.db`.`my.table`'"}
 	}
 	return db, table, nil
+}
+
+// archiveRange is the part of an archive recover reads (bad positions
+// are reported by runRecover).
+func (o *RecoverOptions) archiveRange() archive.ReadRange {
+	var r archive.ReadRange
+	if p, err := parsePosition(o.StartPosition); err == nil {
+		r.StartFile = p.File
+	}
+	if p, err := parsePosition(o.StopPosition); err == nil {
+		r.StopFile = p.File
+	}
+	return r
 }
 
 func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, stderr io.Writer) error {
@@ -218,8 +241,13 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 		// followed is told once.
 		warn := onceWarnf(stderr)
 		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
-			return openFiles(files, from, warn)
+			src, err := openFiles(files, from, warn)
+			if err == nil {
+				o.Remote.openArchived(src) // archiveread.go
+			}
+			return src, err
 		}
+		ro.OpenEnd = o.Remote.arch != nil && o.Remote.arch.Open
 	}
 	h, err := recovery.Load(ctx, ro)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 )
@@ -23,6 +24,11 @@ type RemoteOptions struct {
 	// Warnf, if set, is told when reading files stops at a ROTATE whose
 	// file is not there (binlog.FileSource.Warnf).
 	Warnf func(format string, args ...any)
+
+	// archive: the FILE argument is an archive DIR (archiveread.go), which
+	// takes --start-gtid too; arch is the part of it to read.
+	archive bool
+	arch    *archive.ReadPlan
 
 	// Set by connect.
 	cfg    binlog.LiveConfig
@@ -46,9 +52,12 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
 	if o.Conn.Source == "" {
 		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
-			if fl := f.Lookup(n); fl != nil && fl.Changed {
+			if fl := f.Lookup(n); fl != nil && fl.Changed && !(o.archive && n == "start-gtid") {
 				return usageError{msg: "--" + n + " needs --source", hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
 			}
+		}
+		if o.StartGTID != "" && startPos {
+			return usageError{msg: "give one start: --start-position or --start-gtid", hint: "--start-gtid 0-1-100 (the GTID in a backup's mariadb_backup_binlog_info)"}
 		}
 		return nil
 	}
@@ -106,7 +115,11 @@ func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) 
 // the files.
 func (o *RemoteOptions) open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
 	if !o.remote {
-		return openFiles(files, start, o.Warnf)
+		src, err := openFiles(files, start, o.Warnf)
+		if err == nil {
+			o.openArchived(src) // archiveread.go
+		}
+		return src, err
 	}
 	gtid := ""
 	if start.File == "" {

@@ -462,6 +462,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
+	o.Remote.archiveOptions(&popts) // archiveread.go
 	r, err := o.Replay.openReplay(ctx, logf)
 	if err != nil {
 		return err
@@ -489,6 +490,12 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		if popts.ApplyFrom.File != "" {
 			logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint", start.File, start.Offset)
 		}
+	}
+	if err := o.findStop(ctx, files, start, &popts, logf); err != nil { // archiveread.go
+		if r.applier != nil {
+			r.applier.Close(ctx)
+		}
+		return err
 	}
 	out, closeOut := stdout, func() error { return nil }
 	if o.Output != "" {
@@ -524,6 +531,9 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	runErr := p.Run(ctx)
 	if stopProgress != nil {
 		stopProgress()
+	}
+	if runErr == nil {
+		runErr = o.Remote.archiveEnd(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
