@@ -73,6 +73,13 @@ func TestArchiveRead(t *testing.T) {
 		t.Fatalf("read --start-position %s: exit %d, first line %s", drop[0], code, firstLine(from))
 	}
 
+	// --start-datetime after every transaction: only the last file is
+	// picked (its predecessors all ended before), and nothing is printed.
+	got, stderr, code = runCLI(t, nil, "read", dir, "--start-datetime", "2099-01-01 00:00:00")
+	if m := arReadManifest(t, dir); code != 0 || len(got) != 0 || !strings.Contains(stderr, ": "+m.Files[len(m.Files)-1].Name+" (the last is still") {
+		t.Fatalf("--start-datetime 2099: exit %d, %d bytes\n%s", code, len(got), stderr)
+	}
+
 	// --start-gtid: what follows the GTID, the same as read gives; the
 	// first file (before the GTID's) damaged does not matter: it is not
 	// read, nor checked.

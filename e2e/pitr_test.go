@@ -65,7 +65,7 @@ func pitr(t *testing.T, bad, stop string, byGTID bool) {
 		}
 		qs = append(qs,
 			fmt.Sprintf("INSERT INTO db.items VALUES (%d, %d, %d, 'w') ON DUPLICATE KEY UPDATE qty = qty + 1", 1+i%150, 2+i, i%60000),
-			fmt.Sprintf("DELETE FROM db.items WHERE order_id = %d AND n = 1", 1+(i*7)%200),
+			fmt.Sprintf("DELETE FROM db.items WHERE order_id = %d AND n = %d", 1+(i+147)%150, i-1), // inserted 3 rounds ago
 			"COMMIT")
 		if i%40 == 39 {
 			qs = append(qs, "FLUSH BINARY LOGS")
@@ -136,6 +136,16 @@ func pitr(t *testing.T, bad, stop string, byGTID bool) {
 		t.Fatalf("the restored server differs from the source before %q:\n%s", bad, firstDiff(got, want))
 	}
 	t.Logf("backup at %s:%s (%s); stderr:\n%s", file, pos, gtid, stderr)
+
+	// Run again (as after an interruption): it resumes at the target's
+	// checkpoint, right before the bad transaction, and applies nothing.
+	_, stderr, code = runCLI(t, nil, args...)
+	if code != 0 || !strings.Contains(stderr, "applied 0 rows") {
+		t.Fatalf("the same command again: exit %d\n%s", code, stderr)
+	}
+	if got := pitrState(t, dst); got != want {
+		t.Fatalf("after the second run the restored server differs:\n%s", firstDiff(got, want))
+	}
 }
 
 // pitrTool finds a MariaDB tool (scripts/test.sh installs it).
