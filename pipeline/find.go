@@ -97,6 +97,11 @@ func ParseMatcher(spec string) (*Matcher, error) {
 	return m, nil
 }
 
+// rows reports whether the matcher selects rows (not DDL, not a GTID).
+func (m *Matcher) rows() bool {
+	return m.op == "INSERT" || m.op == "UPDATE" || m.op == "DELETE"
+}
+
 // match reports whether c is an operation the matcher selects, and says
 // what it is.
 func (m *Matcher) match(c *change.Change) (string, bool) {
@@ -151,6 +156,11 @@ var errFound = errors.New("pipeline: found")
 func Find(ctx context.Context, src binlog.Source, opts Options, m *Matcher, each func(Match) bool) error {
 	fo := Options{StartTime: opts.StartTime, StopTime: opts.StopTime, Stop: opts.Stop, ApplyFrom: opts.ApplyFrom,
 		SkipGTID: opts.SkipGTID, OpenEnd: opts.OpenEnd, DDL: true}
+	if m.rows() && m.name != nil {
+		// Rows of one table: only its rows are decoded (a table the run
+		// leaves out, and cannot decode, is no concern), no DDL.
+		fo.Filter, fo.DDL = m.name, false
+	}
 	fs := &findSink{m: m, each: each}
 	p := New(src, fs, fo)
 	fs.p = p

@@ -96,6 +96,10 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 				hint: fmt.Sprintf("write it elsewhere, e.g. %s %s", flag, filepath.Join(os.TempDir(), filepath.Base(out)))}
 		}
 	}
+	if !archive.IsArchive(dir) {
+		return nil, usageError{msg: fmt.Sprintf("%s: is a directory, not a binlog file, nor an archive of binlogcdc (it has no binlogcdc-archive.json)", dir),
+			hint: "give binlog files (or the server's .index file), or the directory 'binlogcdc archive --dir' writes"}
+	}
 	plan, err := archive.PlanRead(dir, r)
 	if err != nil {
 		return nil, err

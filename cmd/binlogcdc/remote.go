@@ -53,6 +53,9 @@ func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
 	if o.Conn.Source == "" {
 		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
 			if fl := f.Lookup(n); fl != nil && fl.Changed && !(o.archive && n == "start-gtid") {
+				if n == "start-gtid" {
+					return usageError{msg: "--start-gtid needs --source or an archive DIR", hint: "--source mysql://repl@db1:3306, or the directory of 'binlogcdc archive'; with binlog files, --start-position FILE:POS"}
+				}
 				return usageError{msg: "--" + n + " needs --source", hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
 			}
 		}
