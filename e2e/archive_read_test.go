@@ -52,6 +52,16 @@ func TestArchiveRead(t *testing.T) {
 		t.Errorf("stderr does not say the last file is open:\n%s", stderr)
 	}
 
+	// --format sql and --flashback: as from the server's files.
+	for _, f := range [][]string{{"--format", "sql"}, {"--flashback"}} {
+		want := stRead(t, srv, f...)
+		got, stderr, code := runCLI(t, nil, append([]string{"read", dir}, f...)...)
+		if code != 0 {
+			t.Fatalf("read ARCHIVE %v: exit %d\n%s", f, code, stderr)
+		}
+		stSameOutput(t, fmt.Sprintf("read ARCHIVE %v", f), got, want)
+	}
+
 	// A torn event at the end of the open file (the archiver killed
 	// while writing it) is not read: the same output.
 	m0 := arReadManifest(t, dir)

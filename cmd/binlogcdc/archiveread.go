@@ -27,6 +27,7 @@ type FindOptions struct {
 	Find           string
 	stop           *pipeline.Matcher
 	find           *pipeline.Matcher
+	found          change.Position // where the stop's transaction starts
 }
 
 // AddFlags binds the flags.
@@ -130,8 +131,19 @@ func (o *RemoteOptions) archiveOptions(popts *pipeline.Options) {
 	}
 }
 
-// archiveEnd checks, after a run, that a read of an archive whose later
-// files were left out (a stop bound chose the last) did reach its stop.
+// checkStopped checks, after a run, that it reached the transaction
+// --stop-before/--stop-before-gtid found (else the two reads of the
+// input disagreed), and that a read of an archive whose later files were
+// left out (a stop bound chose the last) did reach its stop.
+func (o *ReadOptions) checkStopped(p *pipeline.Pipeline) error {
+	if o.FindOpts.stop != nil && !p.Stats.Stopped {
+		return fmt.Errorf("the run ended without reaching the transaction the search for %s found (at %s:%d, where the run stops): the input changed between the two reads; the changes up to %s:%d were written",
+			o.FindOpts.stop.Spec, o.FindOpts.found.File, o.FindOpts.found.Offset, p.Stats.Last.File, p.Stats.Last.Offset)
+	}
+	return o.Remote.archiveEnd(p)
+}
+
+// archiveEnd: see checkStopped.
 func (o *RemoteOptions) archiveEnd(p *pipeline.Pipeline) error {
 	if o.arch == nil || !o.arch.More || p.Stats.Stopped {
 		return nil
@@ -181,6 +193,7 @@ func (o *ReadOptions) findStop(ctx context.Context, files []string, start change
 	if popts.Stop.File == "" || found.Start.Before(popts.Stop) {
 		popts.Stop = found.Start
 	}
+	o.FindOpts.found = found.Start
 	logf("%s: stopping before the transaction at %s:%d (GTID %s, committed %s): %s", flag, found.Start.File, found.Start.Offset,
 		orNone(found.GTID), found.Time.UTC().Format("2006-01-02 15:04:05"), found.What)
 	return nil

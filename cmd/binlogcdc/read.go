@@ -266,7 +266,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 		stopProgress()
 	}
 	if runErr == nil {
-		runErr = o.Remote.archiveEnd(p) // archiveread.go
+		runErr = o.checkStopped(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(ctx); err != nil && runErr == nil {

@@ -533,7 +533,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		stopProgress()
 	}
 	if runErr == nil {
-		runErr = o.Remote.archiveEnd(p) // archiveread.go
+		runErr = o.checkStopped(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
