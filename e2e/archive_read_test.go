@@ -190,4 +190,13 @@ func TestArchiveReadRefuse(t *testing.T) {
 	if code != 0 || !strings.Contains(string(sql), "INSERT INTO") {
 		t.Fatalf("recover ARCHIVE: exit %d\n%s\n%s", code, sql, stderr)
 	}
+	// --start-datetime before everything changes nothing; --stop-datetime
+	// before everything leaves nothing to recover.
+	same, stderr, code := runCLI(t, nil, "recover", "--table", "db.u", "--start-datetime", "2000-01-01 00:00:00", dir)
+	if code != 0 || string(same) != string(sql) {
+		t.Fatalf("recover --start-datetime 2000: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, nil, "recover", "--table", "db.u", "--stop-datetime", "2000-01-01 00:00:00", dir); code == 0 {
+		t.Fatalf("recover --stop-datetime 2000: exit 0\n%s", stderr)
+	}
 }

@@ -31,6 +31,8 @@ type RecoverOptions struct {
 	As            string
 	StartPosition string
 	StopPosition  string
+	StartDatetime string
+	StopDatetime  string
 	Output        string
 
 	To             string
@@ -54,6 +56,8 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.As, "as", "", "create the table as `db.table` instead of its own name")
 	f.StringVar(&o.StartPosition, "start-position", "", "read the binlogs from `FILE:POS`, a transaction boundary (e.g. the binlog position of a backup)")
 	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
+	f.StringVar(&o.StartDatetime, "start-datetime", "", "skip transactions that started before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
+	f.StringVar(&o.StopDatetime, "stop-datetime", "", "stop at the first transaction that started at or after `TIME` (UTC)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout")
 	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (port 3306 when left out; changes are applied exactly once, conflicts are never silent)")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
@@ -181,6 +185,8 @@ func (o *RecoverOptions) archiveRange() archive.ReadRange {
 	if p, err := parsePosition(o.StopPosition); err == nil {
 		r.StopFile = p.File
 	}
+	r.StartTime, _ = parseTime(o.StartDatetime)
+	r.StopTime, _ = parseTime(o.StopDatetime)
 	return r
 }
 
@@ -211,6 +217,16 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if o.StopPosition != "" {
 		if ro.Stop, err = parsePosition(o.StopPosition); err != nil {
 			return usageError{msg: "--stop-position: " + err.Error(), hint: "--stop-position binlog.000042:1234"}
+		}
+	}
+	for _, b := range []struct {
+		flag, v string
+		t       *time.Time
+	}{{"start-datetime", o.StartDatetime, &ro.StartTime}, {"stop-datetime", o.StopDatetime, &ro.StopTime}} {
+		if b.v != "" {
+			if *b.t, err = parseTime(b.v); err != nil {
+				return usageError{msg: "--" + b.flag + ": " + err.Error(), hint: "--" + b.flag + " '2024-06-15 12:00:00' (UTC)"}
+			}
 		}
 	}
 	var beforeTime time.Time
