@@ -146,6 +146,19 @@ func pitr(t *testing.T, bad, stop string, byGTID bool) {
 	if got := pitrState(t, dst); got != want {
 		t.Fatalf("after the second run the restored server differs:\n%s", firstDiff(got, want))
 	}
+	if byGTID {
+		return
+	}
+	// A target already past the bad transaction (everything applied,
+	// by mistake) is refused, not stopped at a later match.
+	all := []string{"read", adir, "--start-position", fmt.Sprintf("%s:%s", file, pos), "--to", dst.DSN() + "/"}
+	if _, stderr, code := runCLI(t, nil, all...); code != 0 {
+		t.Fatalf("read without a stop: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = runCLI(t, nil, args...)
+	if code == 0 || !strings.Contains(stderr, "it was applied already; nothing was written now") {
+		t.Fatalf("--stop-before on a target past it: exit %d\n%s", code, stderr)
+	}
 }
 
 // pitrTool finds a MariaDB tool (scripts/test.sh installs it).

@@ -199,6 +199,16 @@ func (o *ReadOptions) findStop(ctx context.Context, files []string, start change
 	return nil
 }
 
+// checkResume refuses a target whose checkpoint (r.resume) is past the
+// transaction --stop-before found: it was applied already.
+func (o *FindOptions) checkResume(r *replayRun) error {
+	if o.stop == nil || r.applier == nil || r.resume.File == "" || !o.found.Before(r.resume) {
+		return nil
+	}
+	return fmt.Errorf("%s: the transaction found is at %s:%d, but the target's checkpoint (replica %q) is past it, at %s:%d: it was applied already; nothing was written now\n"+
+		"hint: restore the target from the backup again (and %s), then run this command", o.stop.Spec, o.found.File, o.found.Offset, r.o.ReplicaName, r.resume.File, r.resume.Offset, r.forget())
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"

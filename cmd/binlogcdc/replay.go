@@ -463,8 +463,17 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		return err
 	}
 	o.Remote.archiveOptions(&popts) // archiveread.go
+	// --stop-before: searched from the start given, before the target is
+	// touched (archiveread.go); a target already past it is refused below.
+	if err := o.findStop(ctx, files, start, &popts, logf); err != nil {
+		return err
+	}
 	r, err := o.Replay.openReplay(ctx, logf)
 	if err != nil {
+		return err
+	}
+	if err := o.FindOpts.checkResume(r); err != nil { // archiveread.go
+		r.applier.Close(ctx)
 		return err
 	}
 	if r.applier != nil && r.resume.File != "" {
@@ -490,12 +499,6 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		if popts.ApplyFrom.File != "" {
 			logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint", start.File, start.Offset)
 		}
-	}
-	if err := o.findStop(ctx, files, start, &popts, logf); err != nil { // archiveread.go
-		if r.applier != nil {
-			r.applier.Close(ctx)
-		}
-		return err
 	}
 	out, closeOut := stdout, func() error { return nil }
 	if o.Output != "" {
