@@ -98,6 +98,17 @@ func TestArchiveRead(t *testing.T) {
 		t.Fatalf("read --start-position %s: exit %d, first line %s", drop[0], code, firstLine(from))
 	}
 
+	// --stop-before-gtid and --stop-before stop where --stop-position at
+	// the listed start does.
+	upTo := stRead(t, srv, "--ddl", "--stop-position", drop[0])
+	for _, stop := range [][]string{{"--stop-before-gtid", drop[1]}, {"--stop-before", "DROP TABLE db.u"}} {
+		got, stderr, code := runCLI(t, nil, append([]string{"read", dir, "--ddl"}, stop...)...)
+		if code != 0 || !strings.Contains(stderr, "stopping before the transaction at "+drop[0]+" (GTID "+drop[1]) {
+			t.Fatalf("%v: exit %d\n%s", stop, code, stderr)
+		}
+		stSameOutput(t, fmt.Sprint(stop), got, upTo)
+	}
+
 	// --start-datetime after every transaction: only the last file is
 	// picked (its predecessors all ended before), and nothing is printed.
 	got, stderr, code = runCLI(t, nil, "read", dir, "--start-datetime", "2099-01-01 00:00:00")
