@@ -176,17 +176,15 @@ func splitTable(flag, s string) (db, table string, err error) {
 }
 
 // archiveRange is the part of an archive recover reads (bad positions
-// are reported by runRecover).
+// are reported by runRecover): from the start bounds on, to the end
+// (recover's passes do not check they reached a stop bound, so no file
+// after one is left out).
 func (o *RecoverOptions) archiveRange() archive.ReadRange {
 	var r archive.ReadRange
 	if p, err := parsePosition(o.StartPosition); err == nil {
 		r.StartFile = p.File
 	}
-	if p, err := parsePosition(o.StopPosition); err == nil {
-		r.StopFile = p.File
-	}
 	r.StartTime, _ = parseTime(o.StartDatetime)
-	r.StopTime, _ = parseTime(o.StopDatetime)
 	return r
 }
 
