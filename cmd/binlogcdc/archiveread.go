@@ -92,7 +92,7 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 		if out == "" || out == "-" {
 			continue
 		}
-		if a, err := filepath.Abs(out); err == nil && strings.HasPrefix(a, abs+string(filepath.Separator)) {
+		if a, err := filepath.Abs(out); err == nil && (a == abs || strings.HasPrefix(a, abs+string(filepath.Separator))) {
 			return nil, usageError{msg: fmt.Sprintf("%s %s is inside the archive %s, which is an input: binlogcdc never writes there", flag, out, dir),
 				hint: fmt.Sprintf("write it elsewhere, e.g. %s %s", flag, filepath.Join(os.TempDir(), filepath.Base(out)))}
 		}
