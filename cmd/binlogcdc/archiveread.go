@@ -128,6 +128,11 @@ func (o *ReadOptions) readRange(popts pipeline.Options, start change.Position) a
 func (o *RemoteOptions) archiveOptions(popts *pipeline.Options) {
 	if o.arch != nil {
 		popts.SkipGTID, popts.OpenEnd = o.arch.Skip, o.arch.Open
+		if o.arch.Skip != nil && popts.UnknownXA == "" {
+			// An XA COMMIT whose XA PREPARE is in the GTID position skipped:
+			// its changes are not in what is read; an error, not a note.
+			popts.UnknownXA = "the --start-gtid position " + o.StartGTID
+		}
 	}
 }
 
