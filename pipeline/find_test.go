@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -73,4 +75,65 @@ func FuzzParseMatcher(f *testing.F) {
 		m.match(&change.Change{Op: change.DDL, DB: "d", SQL: sql})
 		m.match(&change.Change{Op: change.Update, Table: &tablemap.Table{DB: "d", Name: sql}})
 	})
+}
+
+// collect is a sink that keeps what it is given.
+type collect struct{ changes []change.Change }
+
+func (c *collect) Write(_ context.Context, ch *change.Change) error {
+	c.changes = append(c.changes, cloneChange(ch))
+	return nil
+}
+func (c *collect) Commit(context.Context, change.TxEnd) error { return nil }
+func (c *collect) Rollback(context.Context) error             { return nil }
+func (c *collect) Close(context.Context) error                { return nil }
+
+// TestFindShop: Find names each matching transaction where it starts: a
+// run with Stop there ends right before it, one started there begins
+// with it.
+func TestFindShop(t *testing.T) {
+	ctx := context.Background()
+	open := func(start change.Position) binlog.Source {
+		src, err := binlog.OpenFiles([]string{"../testdata/shop.binlog"}, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		return src
+	}
+	for _, tc := range []struct {
+		spec string
+		n    int
+	}{{"DDL", 6}, {"DELETE", 1}, {"UPDATE shop.*", 2}, {"INSERT shop.orders", 1}, {"DROP TABLE shop.nosuch", 0}} {
+		m, err := ParseMatcher(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found []Match
+		if err := Find(ctx, open(change.Position{}), Options{}, m, func(x Match) bool { found = append(found, x); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if len(found) != tc.n {
+			t.Errorf("%s: %d matches, want %d: %+v", tc.spec, len(found), tc.n, found)
+		}
+		for _, x := range found {
+			before := &collect{}
+			p := New(open(change.Position{}), before, Options{DDL: true, Stop: x.Start})
+			if err := p.Run(ctx); err != nil || !p.Stats.Stopped {
+				t.Fatalf("%s: run to %v: %v, stopped %v", tc.spec, x.Start, err, p.Stats.Stopped)
+			}
+			for _, c := range before.changes {
+				if c.GTID == x.GTID {
+					t.Errorf("%s: the run stopped at %v still wrote a change of %s", tc.spec, x.Start, x.GTID)
+				}
+			}
+			from := &collect{}
+			if err := New(open(x.Start), from, Options{DDL: true}).Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(from.changes) == 0 || from.changes[0].GTID != x.GTID {
+				t.Errorf("%s: a run from %v does not begin with %s", tc.spec, x.Start, x.GTID)
+			}
+		}
+	}
 }
