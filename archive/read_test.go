@@ -15,7 +15,7 @@ import (
 
 // fakeArchive writes an archive of complete files, each with its own
 // bytes, times one hour apart and GTIDs 0-1-(10i+1) … 0-1-(10i+10).
-func fakeArchive(t *testing.T, n int) (string, *Manifest) {
+func fakeArchive(t testing.TB, n int) (string, *Manifest) {
 	t.Helper()
 	dir := t.TempDir()
 	m := &Manifest{Format: 1}
@@ -35,7 +35,7 @@ func fakeArchive(t *testing.T, n int) (string, *Manifest) {
 	return dir, m
 }
 
-func writeManifest(t *testing.T, dir string, m *Manifest) {
+func writeManifest(t testing.TB, dir string, m *Manifest) {
 	t.Helper()
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -158,4 +158,25 @@ func TestPlanReadCompressed(t *testing.T) {
 	if _, err := PlanRead(dir, ReadRange{}); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("a damaged compressed file: %v", err)
 	}
+}
+
+// FuzzPlanRead: any manifest is read, or refused with an error; never a
+// panic.
+func FuzzPlanRead(f *testing.F) {
+	dir, _ := fakeArchive(f, 3)
+	good, _ := os.ReadFile(filepath.Join(dir, manifestName))
+	f.Add(good, "0-1-15", "binlog.000002")
+	f.Add([]byte(`{"format":1,"files":[{"name":"binlog.000001","complete":false}]}`), "", "")
+	f.Add([]byte(`{"format":1,"files":[{"name":"../x","complete":true}]}`), "0-1-1", "")
+	f.Fuzz(func(t *testing.T, manifest []byte, gtid, startFile string) {
+		d := t.TempDir()
+		for _, n := range []string{"binlog.000001", "binlog.000002", "binlog.000003"} {
+			os.WriteFile(filepath.Join(d, n), []byte(n), 0o644)
+		}
+		os.WriteFile(filepath.Join(d, manifestName), manifest, 0o644)
+		p, err := PlanRead(d, ReadRange{StartGTID: gtid, StartFile: startFile, StopTime: time.Unix(1e9, 0)})
+		if err == nil && !p.Empty && len(p.Files) == 0 {
+			t.Fatal("a plan with no file and not empty")
+		}
+	})
 }
