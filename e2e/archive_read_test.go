@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
 
@@ -61,6 +63,24 @@ func TestArchiveRead(t *testing.T) {
 		}
 		stSameOutput(t, fmt.Sprintf("read ARCHIVE %v", f), got, want)
 	}
+
+	// A complete file archived compressed (binlog.000002.zst, as
+	// --compress zstd writes it; the manifest keeps its plain name and
+	// SHA-256): read the same.
+	zdir := filepath.Join(t.TempDir(), "z")
+	if out, err := exec.Command("cp", "-a", dir, zdir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	zname := filepath.Join(zdir, arReadManifest(t, dir).Files[1].Name)
+	plain, _ := os.ReadFile(zname)
+	enc, _ := zstd.NewWriter(nil)
+	os.WriteFile(zname+".zst", enc.EncodeAll(plain, nil), 0o644)
+	os.Remove(zname)
+	got, stderr, code = runCLI(t, nil, "read", zdir)
+	if code != 0 {
+		t.Fatalf("read of an archive with a .zst file: exit %d\n%s", code, stderr)
+	}
+	stSameOutput(t, "read ARCHIVE with a .zst file", got, want)
 
 	// A torn event at the end of the open file (the archiver killed
 	// while writing it) is not read: the same output.
