@@ -18,6 +18,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 )
 
@@ -142,7 +143,7 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			plan.Ends, plan.Open = map[string]int64{e.Name: s.end}, true
+			plan.Ends, plan.Open = map[string]int64{binlog.PlainName(e.Name): s.end}, true
 		}
 		plan.Files = append(plan.Files, paths[i])
 	}
@@ -153,10 +154,11 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	return plan, nil
 }
 
-// index is the position of file name in m.Files, or -1.
+// index is the position of file name in m.Files, or -1 (a name listed
+// compressed, binlog.000003.zst, is binlog.000003 in positions).
 func (m *Manifest) index(name string) int {
 	for i, e := range m.Files {
-		if e.Name == name {
+		if binlog.PlainName(e.Name) == name {
 			return i
 		}
 	}
