@@ -424,6 +424,7 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	if !p.tx.open {
 		return nil
 	}
+	p.rows.Release() // the sink may now read a huge row back from disk
 	skip, collect := p.tx.skip, p.tx.collect
 	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
 	p.setHeldXA(&end)

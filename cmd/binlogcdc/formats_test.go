@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/binlogcdc/binlogcdc/internal/clock"
 	"github.com/binlogcdc/binlogcdc/internal/fixtures"
 	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
 )
@@ -16,7 +17,7 @@ import (
 // The formats' processing times (Debezium's ts_ms, Canal's ts) come from
 // this clock in tests, so that their output is reproducible.
 func init() {
-	envelopeNow = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC) }
+	clock.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC) }
 }
 
 // formatVariants are the option sets the README recommends, each with

@@ -32,6 +32,7 @@ type Stream struct {
 	connected    atomic.Bool
 	bufferedFunc atomic.Pointer[func() int64]
 	retriesFunc  atomic.Pointer[func() uint64]
+	verify       verifyState // live verification (verify.go)
 
 	// The checkpoint and the transactions it has not caught up with
 	// (once per transaction: a mutex is cheap enough).
@@ -235,8 +236,12 @@ func (s *Stream) SetRetries(f func() uint64) {
 
 // Health says whether the stream is healthy: not disconnected for longer
 // than window, and, when transactions began after the checkpoint last
-// advanced, the checkpoint advanced within stall of the first of them.
+// advanced, the checkpoint advanced within stall of the first of them;
+// with live verification, its last pass proved the copy equal.
 func (s *Stream) Health(window, stall time.Duration) error {
+	if err := s.verifyHealth(); err != nil { // verify.go
+		return err
+	}
 	now := s.clock()
 	if d := s.disconnected.Load(); d != 0 {
 		if out := now.Sub(time.Unix(0, d)); out > window {

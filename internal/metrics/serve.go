@@ -78,6 +78,10 @@ var (
 	descSinkErrors   = prometheus.NewDesc("binlogcdc_sink_errors_total", "Failed writes to the sink (target server, Kafka, output file).", nil, nil)
 	descRetries      = prometheus.NewDesc("binlogcdc_sink_retries_total", "Transient errors of the sink that were retried (Kafka brokers unreachable or not ready).", nil, nil)
 	descBuffered     = prometheus.NewDesc("binlogcdc_sink_buffered_records", "Records handed to Kafka and not acknowledged yet.", nil, nil)
+	descVerifyRuns   = prometheus.NewDesc("binlogcdc_verify_runs_total", "Live verification passes that compared the target with the source to the end (--verify-every).", nil, nil)
+	descVerifyDiffs  = prometheus.NewDesc("binlogcdc_verify_differences_total", "Tables found differing between the source and the target, summed over the verification passes.", nil, nil)
+	descVerifyErrors = prometheus.NewDesc("binlogcdc_verify_errors_total", "Live verification passes that could not compare (a server unreachable, a query refused).", nil, nil)
+	descVerifyLastOK = prometheus.NewDesc("binlogcdc_verify_last_success_timestamp_seconds", "When the last verification pass that found every table equal ended (Unix time); 0 until one did.", nil, nil)
 )
 
 var opLabels = [...]string{"insert", "update", "delete"}
@@ -87,7 +91,8 @@ type collector struct{ s *Stream }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descEvents, descBytes, descReconnects,
-		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered} {
+		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered,
+		descVerifyRuns, descVerifyDiffs, descVerifyErrors, descVerifyLastOK} {
 		ch <- d
 	}
 }
@@ -118,6 +123,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descLastCommit, float64(s.lastCommitTS.Load())/1e9) // 0 until the first one
 	cpAt, _ := s.checkpointState()
 	gauge(descCPAge, s.clock().Sub(cpAt).Seconds())
+	if s.verify.on.Load() { // verify.go: stream --verify-every
+		counter(descVerifyRuns, s.verify.runs.Load())
+		counter(descVerifyDiffs, s.verify.differences.Load())
+		counter(descVerifyErrors, s.verify.errors.Load())
+		gauge(descVerifyLastOK, s.verifyLastOK())
+	}
 	if f := s.retriesFunc.Load(); f != nil {
 		counter(descRetries, (*f)())
 	}

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 // (snapshot.Incremental): tables re-snapshotted while the stream runs,
 // on request through a signal table on the source.
 type IncrementalOptions struct {
-	SignalTable string
-	ChunkRows   int
-	NewTables   bool
+	SignalTable string // --signal-table
+	ChunkRows   int    // --snapshot-chunk
+	NewTables   bool   // --snapshot-new-tables
 }
 
 // incrementalChunkBytes bounds a chunk's bytes: the next chunk has fewer
@@ -31,7 +31,7 @@ const incrementalChunkBytes = 4 << 20
 
 // AddFlags binds --signal-table and --snapshot-chunk.
 func (o *IncrementalOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.SignalTable, "signal-table", "", "watch `DB.TABLE` on the source for requests: a row inserted with type 'snapshot' and data 'db.t1,db.t2' re-snapshots those tables while the stream runs (incremental snapshot, MariaDB; see the README)")
+	f.StringVar(&o.SignalTable, "signal-table", "", "watch `DB.TABLE` on the source for requests: a row inserted with type 'snapshot' and data 'db.t1,db.t2' re-snapshots those tables while the stream runs (incremental snapshot, MariaDB; see docs/snapshot.md)")
 	f.IntVar(&o.ChunkRows, "snapshot-chunk", 1000, "incremental snapshots: rows per chunk, each read in its own consistent snapshot (fewer when a chunk passes 4 MiB)")
 	f.BoolVar(&o.NewTables, "snapshot-new-tables", false, "resuming with a wider --tables than the checkpoint was made with: copy the tables it adds by an incremental snapshot while streaming (MariaDB; the checkpoint must have been made with --signal-table or this flag)")
 }
@@ -45,19 +45,19 @@ func (o *IncrementalOptions) check(so *StreamOptions) error {
 	}
 	if o.SignalTable != "" {
 		if _, _, err := pipeline.ParseTableName(o.SignalTable); err != nil {
-			return usageError{msg: "--signal-table: " + err.Error(), hint: "--signal-table shop.binlogcdc_signal"}
+			return UsageError{Msg: "--signal-table: " + err.Error(), Hint: "--signal-table shop.binlogcdc_signal"}
 		}
 	}
 	if o.ChunkRows <= 0 {
-		return usageError{msg: "--snapshot-chunk must be positive", hint: "--snapshot-chunk 1000"}
+		return UsageError{Msg: "--snapshot-chunk must be positive", Hint: "--snapshot-chunk 1000"}
 	}
 	switch {
 	case so.Kafka.ExactlyOnce:
-		return usageError{msg: "--signal-table with --kafka-exactly-once is not supported yet", hint: "publish at-least-once with --checkpoint FILE"}
+		return UsageError{Msg: "--signal-table with --kafka-exactly-once is not supported yet", Hint: "publish at-least-once with --checkpoint FILE"}
 	case so.Replay.To == "" && so.Replay.enabled():
-		return usageError{msg: "--signal-table writes JSON lines, --to mysql:// or --to kafka://, not SQL text", hint: "drop --format sql, or use --to mysql://…"}
+		return UsageError{Msg: "--signal-table writes JSON lines, --to mysql:// or --to kafka://, not SQL text", Hint: "drop --format sql, or use --to mysql://…"}
 	case so.Replay.Parallel > 1:
-		return usageError{msg: "--signal-table with --parallel is not supported yet", hint: "apply on one connection (--parallel 1)"}
+		return UsageError{Msg: "--signal-table with --parallel is not supported yet", Hint: "apply on one connection (--parallel 1)"}
 	}
 	return nil
 }
@@ -69,10 +69,10 @@ func (o *IncrementalOptions) open(cfg binlog.LiveConfig, info *binlog.ServerInfo
 		return nil, nil
 	}
 	if info.Flavor != "mariadb" {
-		return nil, usageError{msg: "--signal-table: " + snapshot.ErrNoExactPosition.Error(), hint: "drop --signal-table"}
+		return nil, UsageError{Msg: "--signal-table: " + snapshot.ErrNoExactPosition.Error(), Hint: "drop --signal-table"}
 	}
 	if !strings.EqualFold(info.RowImage, "FULL") {
-		return nil, usageError{msg: "--signal-table needs binlog_row_image=FULL (a change to a row not yet copied may have to be written as a whole row), the server has " + info.RowImage, hint: "SET GLOBAL binlog_row_image = 'FULL'"}
+		return nil, UsageError{Msg: "--signal-table needs binlog_row_image=FULL (a change to a row not yet copied may have to be written as a whole row), the server has " + info.RowImage, Hint: "SET GLOBAL binlog_row_image = 'FULL'"}
 	}
 	var db, table string
 	if o.SignalTable != "" {
@@ -97,7 +97,7 @@ func (so *StreamOptions) wrapIncremental(ctx context.Context, inc *snapshot.Incr
 	// The signal table is read from here on (an initial snapshot, taken
 	// before, does not copy it).
 	if inc.SignalTable != "" && !inc.Filter.Add(inc.SignalDB, inc.SignalTable) {
-		return nil, usageError{msg: "--signal-table " + pipeline.QuoteName(inc.SignalDB, inc.SignalTable) + " is excluded by --exclude-tables", hint: "leave it out of --exclude-tables"}
+		return nil, UsageError{Msg: "--signal-table " + pipeline.QuoteName(inc.SignalDB, inc.SignalTable) + " is excluded by --exclude-tables", Hint: "leave it out of --exclude-tables"}
 	}
 	fromCheckpoint := resumed != nil
 	var state []byte
@@ -146,8 +146,8 @@ func (so *StreamOptions) wrapIncremental(ctx context.Context, inc *snapshot.Incr
 func (so *StreamOptions) requestNewTables(ctx context.Context, inc *snapshot.Incremental, logf func(string, ...any)) error {
 	sel := inc.Saved().Selection
 	if sel == nil {
-		return usageError{msg: "--snapshot-new-tables: the checkpoint does not record the tables it was made with (it was saved without --signal-table or --snapshot-new-tables)",
-			hint: "ask for the new tables through --signal-table, or run once with --snapshot-new-tables and the old --tables to record them"}
+		return UsageError{Msg: "--snapshot-new-tables: the checkpoint does not record the tables it was made with (it was saved without --signal-table or --snapshot-new-tables)",
+			Hint: "ask for the new tables through --signal-table, or run once with --snapshot-new-tables and the old --tables to record them"}
 	}
 	before, err := pipeline.NewFilter(sel.Tables, sel.Exclude)
 	if err != nil {

@@ -1,22 +1,21 @@
-package main
+package binlogcdc
 
 // --format debezium|maxwell|canal (issue 14): other tools' JSON shapes for
 // the JSON lines output and for --to kafka:// (sink/envelope).
 
 import (
-	"time"
-
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/internal/clock"
 	"github.com/binlogcdc/binlogcdc/sink/envelope"
 )
 
 // EnvelopeOptions are the flags of the debezium format.
 type EnvelopeOptions struct {
-	WithSchema bool
-	Decimal    string
-	Time       string
-	Bigint     string
+	WithSchema bool   // --with-schema
+	Decimal    string // --debezium-decimal-handling-mode
+	Time       string // --debezium-time-precision-mode
+	Bigint     string // --debezium-bigint-unsigned-handling-mode
 }
 
 // AddFlags binds the --with-schema and --debezium-* flags.
@@ -26,10 +25,6 @@ func (o *EnvelopeOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Time, "debezium-time-precision-mode", envelope.TimeAdaptiveMicros, "--format debezium: temporal `MODE` adaptive_time_microseconds (TIME µs, DATETIME ms or µs by fsp) or connect (TIME and DATETIME ms)")
 	f.StringVar(&o.Bigint, "debezium-bigint-unsigned-handling-mode", envelope.BigintLong, "--format debezium: BIGINT UNSIGNED as `MODE` long (int64: values above 2^63-1 wrap, as in Debezium) or precise (Kafka Connect Decimal)")
 }
-
-// envelopeNow is the clock of the formats' processing times (tests fix
-// it).
-var envelopeNow = time.Now
 
 // isEnvelope reports whether format is one of sink/envelope's.
 func isEnvelope(format string) bool {
@@ -44,10 +39,10 @@ func isEnvelope(format string) bool {
 // check validates the flags for format; ddl is whether --ddl asks for
 // DDL records.
 func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
-	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if format != "debezium" {
 		for _, n := range []string{"with-schema", "debezium-decimal-handling-mode", "debezium-time-precision-mode", "debezium-bigint-unsigned-handling-mode"} {
-			if f.Changed(n) {
+			if flagChanged(f, n) {
 				return bad("--"+n+" needs --format debezium", "--format debezium --"+n+" …")
 			}
 		}
@@ -69,7 +64,7 @@ func (o *EnvelopeOptions) encoder(format, name string) (envelope.Encoder, error)
 	if !isEnvelope(format) {
 		return nil, nil
 	}
-	opts := envelope.Options{Format: format, Name: name, Now: envelopeNow}
+	opts := envelope.Options{Format: format, Name: name, Now: clock.Now}
 	if format == "debezium" {
 		opts.WithSchema, opts.DecimalHandlingMode, opts.TimePrecisionMode, opts.BigintUnsignedHandlingMode = o.WithSchema, o.Decimal, o.Time, o.Bigint
 	}

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 // Reading an archive DIR (read, recover) and finding transactions
 // (--find, --stop-before, --stop-before-gtid): flags and wiring; the
@@ -22,12 +22,14 @@ import (
 
 // FindOptions are read's flags that find transactions.
 type FindOptions struct {
-	StopBefore     string
-	StopBeforeGTID string
-	Find           string
-	stop           *pipeline.Matcher
-	find           *pipeline.Matcher
-	found          change.Position // where the stop's transaction starts
+	StopBefore     string // --stop-before: stop before the first transaction that does 'OP db.table' ('DROP TABLE shop.orders', 'DDL')
+	StopBeforeGTID string // --stop-before-gtid: stop before the transaction with this GTID
+	Find           string // --find: list the transactions that do 'OP [db.table]' instead of the changes
+
+	// Set by check.
+	stop  *pipeline.Matcher
+	find  *pipeline.Matcher
+	found change.Position // where the stop's transaction starts
 }
 
 // AddFlags binds the flags.
@@ -38,31 +40,31 @@ func (o *FindOptions) AddFlags(f *pflag.FlagSet) {
 }
 
 // check parses the specs.
-func (o *FindOptions) check(f *pflag.FlagSet, replay bool, kafka bool) error {
+func (o *FindOptions) check(replay bool, kafka bool) error {
 	var err error
 	if o.StopBefore != "" && o.StopBeforeGTID != "" {
-		return usageError{msg: "give one of --stop-before and --stop-before-gtid", hint: "--stop-before 'DROP TABLE shop.orders'"}
+		return UsageError{Msg: "give one of --stop-before and --stop-before-gtid", Hint: "--stop-before 'DROP TABLE shop.orders'"}
 	}
 	if o.StopBefore != "" {
 		if o.stop, err = pipeline.ParseMatcher(o.StopBefore); err != nil {
-			return usageError{msg: "--stop-before " + err.Error(), hint: "--stop-before 'DROP TABLE shop.orders'"}
+			return UsageError{Msg: "--stop-before " + err.Error(), Hint: "--stop-before 'DROP TABLE shop.orders'"}
 		}
 	}
 	if g := strings.TrimSpace(o.StopBeforeGTID); g != "" {
 		if strings.Contains(g, ",") {
-			return usageError{msg: "--stop-before-gtid takes one GTID, not a set: " + g, hint: "--stop-before-gtid 0-1-1234"}
+			return UsageError{Msg: "--stop-before-gtid takes one GTID, not a set: " + g, Hint: "--stop-before-gtid 0-1-1234"}
 		}
 		o.stop = pipeline.GTIDMatcher(g)
 	}
 	if o.Find != "" {
 		if o.find, err = pipeline.ParseMatcher(o.Find); err != nil {
-			return usageError{msg: "--find " + err.Error(), hint: "--find 'DROP TABLE shop.orders', or --find DDL"}
+			return UsageError{Msg: "--find " + err.Error(), Hint: "--find 'DROP TABLE shop.orders', or --find DDL"}
 		}
 		if replay || kafka {
-			return usageError{msg: "--find lists transactions; it applies or formats nothing (--to, --format, --flashback)", hint: "run --find first, then --stop-before or --stop-position with --to"}
+			return UsageError{Msg: "--find lists transactions; it applies or formats nothing (--to, --format, --flashback)", Hint: "run --find first, then --stop-before or --stop-position with --to"}
 		}
 		if o.stop != nil {
-			return usageError{msg: "--find lists every match; --stop-before/--stop-before-gtid stop at the first", hint: "use one of them"}
+			return UsageError{Msg: "--find lists every match; --stop-before/--stop-before-gtid stop at the first", Hint: "use one of them"}
 		}
 	}
 	return nil
@@ -93,13 +95,13 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 			continue
 		}
 		if a, err := filepath.Abs(out); err == nil && (a == abs || strings.HasPrefix(a, abs+string(filepath.Separator))) {
-			return nil, usageError{msg: fmt.Sprintf("%s %s is inside the archive %s, which is an input: binlogcdc never writes there", flag, out, dir),
-				hint: fmt.Sprintf("write it elsewhere, e.g. %s %s", flag, filepath.Join(os.TempDir(), filepath.Base(out)))}
+			return nil, UsageError{Msg: fmt.Sprintf("%s %s is inside the archive %s, which is an input: binlogcdc never writes there", flag, out, dir),
+				Hint: fmt.Sprintf("write it elsewhere, e.g. %s %s", flag, filepath.Join(os.TempDir(), filepath.Base(out)))}
 		}
 	}
 	if !archive.IsArchive(dir) {
-		return nil, usageError{msg: fmt.Sprintf("%s: is a directory, not a binlog file, nor an archive of binlogcdc (it has no binlogcdc-archive.json)", dir),
-			hint: "give binlog files (or the server's .index file), or the directory 'binlogcdc archive --dir' writes"}
+		return nil, UsageError{Msg: fmt.Sprintf("%s: is a directory, not a binlog file, nor an archive of binlogcdc (it has no binlogcdc-archive.json)", dir),
+			Hint: "give binlog files (or the server's .index file), or the directory 'binlogcdc archive --dir' writes"}
 	}
 	plan, err := archive.PlanRead(dir, r)
 	if err != nil {
@@ -141,9 +143,9 @@ func (o *RemoteOptions) archiveOptions(popts *pipeline.Options) {
 // input disagreed), and that a read of an archive whose later files were
 // left out (a stop bound chose the last) did reach its stop.
 func (o *ReadOptions) checkStopped(p *pipeline.Pipeline) error {
-	if o.FindOpts.stop != nil && !p.Stats.Stopped {
+	if o.Find.stop != nil && !p.Stats.Stopped {
 		return fmt.Errorf("the run ended without reaching the transaction the search for %s found (at %s:%d, where the run stops): the input changed between the two reads; the changes up to %s:%d were written",
-			o.FindOpts.stop.Spec, o.FindOpts.found.File, o.FindOpts.found.Offset, p.Stats.Last.File, p.Stats.Last.Offset)
+			o.Find.stop.Spec, o.Find.found.File, o.Find.found.Offset, p.Stats.Last.File, p.Stats.Last.Offset)
 	}
 	return o.Remote.archiveEnd(p)
 }
@@ -169,11 +171,11 @@ func (o *RemoteOptions) openArchived(src *binlog.FileSource) {
 // and sets popts.Stop right before it. No match is an error: nothing was
 // written yet.
 func (o *ReadOptions) findStop(ctx context.Context, files []string, start change.Position, popts *pipeline.Options, logf func(string, ...any)) error {
-	m := o.FindOpts.stop
+	m := o.Find.stop
 	if m == nil {
 		return nil
 	}
-	src, err := o.Remote.open(ctx, files, start)
+	src, err := o.Remote.Open(ctx, files, start)
 	if err != nil {
 		return err
 	}
@@ -183,9 +185,9 @@ func (o *ReadOptions) findStop(ctx context.Context, files []string, start change
 	if err != nil {
 		return err
 	}
-	flag := "--stop-before " + o.FindOpts.StopBefore
-	if o.FindOpts.StopBeforeGTID != "" {
-		flag = "--stop-before-gtid " + o.FindOpts.StopBeforeGTID
+	flag := "--stop-before " + o.Find.StopBefore
+	if o.Find.StopBeforeGTID != "" {
+		flag = "--stop-before-gtid " + o.Find.StopBeforeGTID
 	}
 	if found == nil {
 		where := "from its start"
@@ -198,7 +200,7 @@ func (o *ReadOptions) findStop(ctx context.Context, files []string, start change
 	if popts.Stop.File == "" || found.Start.Before(popts.Stop) {
 		popts.Stop = found.Start
 	}
-	o.FindOpts.found = found.Start
+	o.Find.found = found.Start
 	logf("%s: stopping before the transaction at %s:%d (GTID %s, committed %s): %s", flag, found.Start.File, found.Start.Offset,
 		orNone(found.GTID), found.Time.UTC().Format("2006-01-02 15:04:05"), found.What)
 	return nil
@@ -223,7 +225,7 @@ func orNone(s string) string {
 
 // runFind is --find: one line per matching transaction.
 func runFind(ctx context.Context, o ReadOptions, files []string, start change.Position, popts pipeline.Options, stdout, stderr io.Writer) error {
-	src, err := o.Remote.open(ctx, files, start)
+	src, err := o.Remote.Open(ctx, files, start)
 	if err != nil {
 		return err
 	}
@@ -239,7 +241,7 @@ func runFind(ctx context.Context, o ReadOptions, files []string, start change.Po
 	}
 	n := 0
 	var werr error
-	err = pipeline.Find(ctx, src, popts, o.FindOpts.find, func(m pipeline.Match) bool {
+	err = pipeline.Find(ctx, src, popts, o.Find.find, func(m pipeline.Match) bool {
 		n++
 		_, werr = fmt.Fprintf(out, "%s:%d\t%s\t%s\t%s\n", m.Start.File, m.Start.Offset, orNone(m.GTID), m.Time.UTC().Format("2006-01-02 15:04:05"), m.What)
 		return werr == nil
@@ -250,6 +252,6 @@ func runFind(ctx context.Context, o ReadOptions, files []string, start change.Po
 	if cerr := closeOut(); err == nil && cerr != nil {
 		err = fmt.Errorf("-o %s: %w", o.Output, cerr)
 	}
-	fmt.Fprintf(stderr, "binlogcdc: --find %s: %d transaction(s)\n", o.FindOpts.Find, n)
+	fmt.Fprintf(stderr, "binlogcdc: --find %s: %d transaction(s)\n", o.Find.Find, n)
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 
 // ConnOptions are the flags that say how to reach a server.
 type ConnOptions struct {
-	Source       string
-	PasswordFile string
-	SSLMode      string
-	SSLCA        string
-	SSLCert      string
-	SSLKey       string
-	ServerID     uint32
+	Source       string // --source
+	PasswordFile string // --password-file
+	SSLMode      string // --ssl-mode
+	SSLCA        string // --ssl-ca
+	SSLCert      string // --ssl-cert
+	SSLKey       string // --ssl-key
+	ServerID     uint32 // --server-id
 }
 
 // AddFlags binds the connection flags.
@@ -38,29 +38,29 @@ func (o *ConnOptions) AddFlags(f *pflag.FlagSet) {
 	f.Uint32Var(&o.ServerID, "server-id", 0, "replica server_id to use (default: derived from the host name, the source and the checkpoint path, --to target or process, in 1073741824..2147483647)")
 }
 
-// liveConfig builds the connection settings. seed makes the default
+// LiveConfig builds the connection settings. seed makes the default
 // server id stable across restarts of the same stream.
-func (o *ConnOptions) liveConfig(seed string) (binlog.LiveConfig, error) {
+func (o *ConnOptions) LiveConfig(seed string) (binlog.LiveConfig, error) {
 	var cfg binlog.LiveConfig
 	if o.Source == "" {
-		return cfg, usageError{msg: "--source is required", hint: "--source mysql://repl@db1:3306"}
+		return cfg, UsageError{Msg: "--source is required", Hint: "--source mysql://repl@db1:3306"}
 	}
 	u, err := url.Parse(o.Source)
 	if err != nil || u.Scheme != "mysql" || u.Host == "" {
-		return cfg, usageError{msg: "--source: not a DSN of the form mysql://user@host:port", hint: "--source mysql://repl@db1:3306"}
+		return cfg, UsageError{Msg: "--source: not a DSN of the form mysql://user@host:port", Hint: "--source mysql://repl@db1:3306"}
 	}
 	cfg.Host = u.Hostname()
 	cfg.Port = 3306
 	if p := u.Port(); p != "" {
 		n, err := strconv.ParseUint(p, 10, 16)
 		if err != nil {
-			return cfg, usageError{msg: "--source: bad port " + p, hint: "--source mysql://repl@db1:3306"}
+			return cfg, UsageError{Msg: "--source: bad port " + p, Hint: "--source mysql://repl@db1:3306"}
 		}
 		cfg.Port = uint16(n)
 	}
 	cfg.User = u.User.Username()
 	if cfg.User == "" {
-		return cfg, usageError{msg: "--source: no user", hint: "--source mysql://repl@db1:3306"}
+		return cfg, UsageError{Msg: "--source: no user", Hint: "--source mysql://repl@db1:3306"}
 	}
 	switch {
 	case o.PasswordFile != "":
@@ -90,15 +90,15 @@ func (o *ConnOptions) liveConfig(seed string) (binlog.LiveConfig, error) {
 	return cfg, nil
 }
 
-// preflight checks the server cfg points at (binlog.Preflight) and sets
+// Preflight checks the server cfg points at (binlog.Preflight) and sets
 // cfg's flavor. With --ssl-mode preferred, a server without TLS is used
 // without it.
-func (o *ConnOptions) preflight(ctx context.Context, cfg *binlog.LiveConfig) (*binlog.ServerInfo, error) {
-	return o.preflightWith(ctx, cfg, binlog.Preflight)
+func (o *ConnOptions) Preflight(ctx context.Context, cfg *binlog.LiveConfig) (*binlog.ServerInfo, error) {
+	return o.PreflightWith(ctx, cfg, binlog.Preflight)
 }
 
-// preflightWith is preflight with another check (binlog.PreflightRaw).
-func (o *ConnOptions) preflightWith(ctx context.Context, cfg *binlog.LiveConfig, check func(context.Context, binlog.LiveConfig) (*binlog.ServerInfo, error)) (*binlog.ServerInfo, error) {
+// PreflightWith is Preflight with another check (binlog.PreflightRaw).
+func (o *ConnOptions) PreflightWith(ctx context.Context, cfg *binlog.LiveConfig, check func(context.Context, binlog.LiveConfig) (*binlog.ServerInfo, error)) (*binlog.ServerInfo, error) {
 	if strings.EqualFold(o.SSLMode, "preferred") && cfg.TLS != nil {
 		if conn, err := binlog.Connect(ctx, *cfg); err != nil && strings.Contains(err.Error(), "does not support TLS") {
 			cfg.TLS = nil
@@ -114,8 +114,8 @@ func (o *ConnOptions) preflightWith(ctx context.Context, cfg *binlog.LiveConfig,
 	return info, nil
 }
 
-// redactedSource is the DSN without its password, for messages.
-func (o *ConnOptions) redactedSource() string {
+// RedactedSource is the DSN without its password, for messages.
+func (o *ConnOptions) RedactedSource() string {
 	u, err := url.Parse(o.Source)
 	if err != nil {
 		return "(unparsable DSN)"
@@ -145,10 +145,10 @@ func (o *ConnOptions) tlsConfig(host string) (*tls.Config, error) {
 		cfg.InsecureSkipVerify = true
 	case "verify-ca", "verify-identity":
 		if o.SSLCA == "" {
-			return nil, usageError{msg: "--ssl-mode " + mode + " needs --ssl-ca", hint: "--ssl-ca /etc/mysql/ca.pem"}
+			return nil, UsageError{Msg: "--ssl-mode " + mode + " needs --ssl-ca", Hint: "--ssl-ca /etc/mysql/ca.pem"}
 		}
 	default:
-		return nil, usageError{msg: "--ssl-mode: unknown mode " + o.SSLMode, hint: "disabled, preferred, required, verify-ca or verify-identity"}
+		return nil, UsageError{Msg: "--ssl-mode: unknown mode " + o.SSLMode, Hint: "disabled, preferred, required, verify-ca or verify-identity"}
 	}
 	if o.SSLCA != "" {
 		pem, err := os.ReadFile(o.SSLCA)

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 import (
 	"fmt"
@@ -16,29 +16,29 @@ import (
 
 // MetricsOptions are --metrics-addr and --health-window (stream, read).
 type MetricsOptions struct {
-	Addr         string
-	HealthWindow time.Duration
+	Addr         string        // --metrics-addr
+	HealthWindow time.Duration // --health-window
 }
 
 // AddFlags binds the flags.
 func (o *MetricsOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Addr, "metrics-addr", "", "serve Prometheus metrics on http://`HOST:PORT`/metrics and a health check on /healthz (see the README, \"Metrics\")")
+	f.StringVar(&o.Addr, "metrics-addr", "", "serve Prometheus metrics on http://`HOST:PORT`/metrics and a health check on /healthz (see docs/operations.md)")
 	f.DurationVar(&o.HealthWindow, "health-window", time.Minute, "/healthz fails when the source has been unreachable this long, or transactions have waited this long (plus --checkpoint-interval) for the checkpoint to advance")
 }
 
 // check checks the flags before anything starts.
 func (o *MetricsOptions) check(f *pflag.FlagSet) error {
 	if o.Addr == "" {
-		if f.Changed("health-window") {
-			return usageError{msg: "--health-window needs --metrics-addr", hint: "--metrics-addr 127.0.0.1:9187"}
+		if flagChanged(f, "health-window") {
+			return UsageError{Msg: "--health-window needs --metrics-addr", Hint: "--metrics-addr 127.0.0.1:9187"}
 		}
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
-		return usageError{msg: fmt.Sprintf("--metrics-addr %q is not HOST:PORT", o.Addr), hint: "--metrics-addr 127.0.0.1:9187 (or :9187 for every interface)"}
+		return UsageError{Msg: fmt.Sprintf("--metrics-addr %q is not HOST:PORT", o.Addr), Hint: "--metrics-addr 127.0.0.1:9187 (or :9187 for every interface)"}
 	}
 	if o.HealthWindow <= 0 {
-		return usageError{msg: fmt.Sprintf("--health-window must be positive, not %v", o.HealthWindow), hint: "--health-window 1m"}
+		return UsageError{Msg: fmt.Sprintf("--health-window must be positive, not %v", o.HealthWindow), Hint: "--health-window 1m"}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 import (
 	"context"
@@ -27,26 +27,27 @@ import (
 // changes to a server (--to) or write them as SQL (--format sql,
 // --flashback) instead of printing JSON.
 type ReplayOptions struct {
-	To             string
+	To             string          // --to
 	Envelope       EnvelopeOptions // --format debezium|maxwell|canal flags (formats.go)
-	ToPasswordFile string
-	ToSSLMode      string
-	ToSSLCA        string
-	ReplicaName    string
-	OnConflict     string
-	IgnoreMissing  bool
-	KeepDropped    bool
-	CreateTables   bool
-	GroupRows      int
-	GroupTime      time.Duration
-	Parallel       int
-	Format         string
-	Flashback      bool
-	FireTriggers   bool
-	Accounts       bool
-	BulkLoad       bool
-	LoadData       bool
-	OmitColumns    []string
+	ToPasswordFile string          // --to-password-file
+	ToSSLMode      string          // --to-ssl-mode
+	ToSSLCA        string          // --to-ssl-ca
+	ReplicaName    string          // --replica-name
+	OnConflict     string          // --on-conflict
+	IgnoreMissing  bool            // --ignore-missing-columns
+	KeepDropped    bool            // --keep-dropped
+	CreateTables   bool            // --create-tables
+	GroupRows      int             // --group-rows
+	GroupTime      time.Duration   // --group-time
+	Parallel       int             // --parallel
+	Format         string          // --format
+	Flashback      bool            // --flashback
+	FireTriggers   bool            // --fire-triggers
+	Accounts       bool            // --replay-accounts
+	BulkLoad       bool            // --bulk-load
+	LoadData       bool            // --load-data
+	OmitColumns    []string        // --omit-columns
+	Live           LiveVerifyOptions // --verify-every, --verify-on-diff (verifyevery.go)
 
 	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
 	omit   map[string]bool // --omit-columns, as sqltext.Options.Omit wants it
@@ -69,7 +70,7 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	f.BoolVar(&o.BulkLoad, "bulk-load", true, "--to mysql://: send runs of inserts into one table as prepared INSERTs of up to 1024 rows, their values bound as they are read, runs of whole-row updates as INSERT ... ON DUPLICATE KEY UPDATE, and runs of deletes as DELETE ... WHERE key IN (...) (all checked exactly as INSERTs, UPDATEs and DELETEs are); false: INSERTs of up to 128 rows, one UPDATE or DELETE each")
 	f.BoolVar(&o.LoadData, "load-data", false, "--to mysql://: send runs of 128 or more inserts into one table as LOAD DATA LOCAL INFILE streamed from memory instead, when the target allows it (MariaDB 10.11 spends more CPU on it than on the INSERTs; checked as exactly)")
 	if !stream {
-		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see the README's replay section)")
+		f.IntVar(&o.Parallel, "parallel", 1, "--to mysql://: apply independent transactions on `N` target connections (1: one, in commit order; see docs/replay.md)")
 	}
 	f.BoolVar(&o.FireTriggers, "fire-triggers", false, "--to, --format sql: also write to tables that have triggers on the target (they fire again on every replayed row, on top of what the source's triggers wrote to the binlog), and replay CREATE/DROP TRIGGER; default: such a table is an error, trigger DDL is left out")
 	f.BoolVar(&o.Accounts, "replay-accounts", false, "--to, --format sql: also apply account management (CREATE/ALTER/DROP USER, GRANT, REVOKE, SET PASSWORD, roles) as logged, passwords included; default: left out, secrets redacted everywhere")
@@ -78,6 +79,8 @@ func (o *ReplayOptions) AddFlags(f *pflag.FlagSet, stream bool) {
 	o.Envelope.AddFlags(f) // formats.go
 	if !stream {
 		f.BoolVar(&o.Flashback, "flashback", false, "write the SQL that undoes the selected changes, newest first (needs binlog_row_image=FULL)")
+	} else {
+		o.Live.AddFlags(f) // verifyevery.go
 	}
 }
 
@@ -116,7 +119,7 @@ func (o *ReplayOptions) enabled() bool {
 
 // check validates the flags after parsing and sets replay's DDL default.
 func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
-	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	switch o.Format {
 	case "json", "sql", "debezium", "maxwell", "canal":
 	default:
@@ -126,7 +129,7 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 		return err
 	}
 	if o.Flashback {
-		if f.Changed("format") && o.Format != "sql" {
+		if flagChanged(f, "format") && o.Format != "sql" {
 			return bad("--flashback writes SQL", "drop --format json")
 		}
 		if o.To != "" {
@@ -134,32 +137,32 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 		}
 		o.Format = "sql"
 	}
-	if o.To != "" && f.Changed("format") {
+	if o.To != "" && flagChanged(f, "format") {
 		return bad("--to applies the changes; --format chooses what to print instead", "use one of them")
 	}
-	if o.To != "" && f.Lookup("checkpoint") != nil && f.Changed("checkpoint") {
+	if o.To != "" && flagChanged(f, "checkpoint") {
 		return bad("--to keeps its checkpoint in the target's binlogcdc.checkpoint table; --checkpoint FILE is for JSON output", "drop --checkpoint")
 	}
-	if o.To != "" && f.Changed("output") {
+	if o.To != "" && flagChanged(f, "output") {
 		return bad("--to applies the changes; there is nothing to write to --output", "drop --output")
 	}
 	if o.To == "" {
 		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name", "on-conflict", "ignore-missing-columns", "create-tables", "group-rows", "group-time", "bulk-load", "load-data"} {
-			if f.Changed(n) {
+			if flagChanged(f, n) {
 				return bad("--"+n+" needs --to", "--to mysql://user@backup-host:3306/")
 			}
 		}
 	}
-	if (o.Format != "sql" || o.Flashback) && f.Changed("omit-columns") {
+	if (o.Format != "sql" || o.Flashback) && flagChanged(f, "omit-columns") {
 		return bad("--omit-columns is for --format sql (--to learns the target's generated columns itself)", "--format sql")
 	}
-	if !o.enabled() && f.Changed("fire-triggers") {
+	if !o.enabled() && flagChanged(f, "fire-triggers") {
 		return bad("--fire-triggers needs --to or --format sql", "--to mysql://user@backup-host:3306/")
 	}
-	if (!o.enabled() || o.Flashback) && f.Changed("replay-accounts") {
+	if (!o.enabled() || o.Flashback) && flagChanged(f, "replay-accounts") {
 		return bad("--replay-accounts needs --to or --format sql (JSON and Kafka never carry passwords)", "--to mysql://user@backup-host:3306/")
 	}
-	if !o.enabled() && f.Changed("keep-dropped") {
+	if !o.enabled() && flagChanged(f, "keep-dropped") {
 		return bad("--keep-dropped needs --to or --format sql", "--to mysql://user@backup-host:3306/")
 	}
 	for _, list := range o.OmitColumns {
@@ -178,42 +181,45 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	if o.policy, err = mysqlsink.ParsePolicy(o.OnConflict); err != nil {
 		return bad("--on-conflict: "+err.Error(), "--on-conflict skip")
 	}
-	if f.Changed("parallel") && (o.Parallel < 1 || o.Parallel > 64) {
+	if flagChanged(f, "parallel") && (o.Parallel < 1 || o.Parallel > 64) {
 		return bad(fmt.Sprintf("--parallel %d: want 1 to 64 target connections", o.Parallel), "--parallel 4")
 	}
 	if o.Parallel > 1 && !strings.HasPrefix(o.To, "mysql://") {
 		return bad("--parallel needs --to mysql:// (it applies on several target connections)", "--to mysql://user@backup-host:3306/ --parallel 4")
 	}
-	if o.enabled() && !f.Changed("ddl") {
+	if err := o.Live.check(f, o.To); err != nil { // verifyevery.go
+		return err
+	}
+	if o.enabled() && !flagChanged(f, "ddl") {
 		*ddlOn, o.ddl = true, "apply" // replay applies DDL unless --ddl=skip
 	}
 	return nil
 }
 
-// targetConfig parses --to.
-func (o *ReplayOptions) targetConfig() (mysqlsink.Config, error) {
+// TargetConfig parses --to: the replay target server.
+func (o *ReplayOptions) TargetConfig() (mysqlsink.Config, error) {
 	var cfg mysqlsink.Config
 	hint := "--to mysql://user@backup-host:3306/"
 	u, err := url.Parse(o.To)
 	if err != nil || u.Scheme != "mysql" || u.Host == "" {
-		return cfg, usageError{msg: "--to: not a DSN of the form mysql://user@host:port/", hint: hint}
+		return cfg, UsageError{Msg: "--to: not a DSN of the form mysql://user@host:port/", Hint: hint}
 	}
 	if p := strings.Trim(u.Path, "/"); p != "" {
-		return cfg, usageError{msg: "--to: the DSN names a database (" + p + "); replay uses the source's database names", hint: hint}
+		return cfg, UsageError{Msg: "--to: the DSN names a database (" + p + "); replay uses the source's database names", Hint: hint}
 	}
 	port := u.Port()
 	if port == "" {
 		port = "3306"
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return cfg, usageError{msg: "--to: bad port " + port, hint: hint}
+		return cfg, UsageError{Msg: "--to: bad port " + port, Hint: hint}
 	}
 	cfg.Addr = u.Hostname() + ":" + port
 	if strings.Contains(u.Hostname(), ":") {
 		cfg.Addr = "[" + u.Hostname() + "]:" + port
 	}
 	if cfg.User = u.User.Username(); cfg.User == "" {
-		return cfg, usageError{msg: "--to: no user", hint: hint}
+		return cfg, UsageError{Msg: "--to: no user", Hint: hint}
 	}
 	if o.ToPasswordFile != "" {
 		data, err := os.ReadFile(o.ToPasswordFile)
@@ -267,7 +273,7 @@ func (o *ReplayOptions) openReplay(ctx context.Context, logf func(string, ...any
 	if o.To == "" {
 		return r, nil
 	}
-	cfg, err := o.targetConfig()
+	cfg, err := o.TargetConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +478,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
-	if err := o.FindOpts.checkResume(r); err != nil { // archiveread.go
+	if err := o.Find.checkResume(r); err != nil { // archiveread.go
 		r.applier.Close(ctx)
 		return err
 	}
@@ -518,7 +524,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		// Decode the next group while the target applies the last one.
 		r.target.Background()
 	}
-	src, err := o.Remote.open(ctx, files, start) // remote.go: the files, or --source
+	src, err := o.Remote.Open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
 		sk.Close(ctx)
 		return err

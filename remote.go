@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 // RemoteOptions are the flags of 'read --source' and 'recover --source':
 // a server's binlogs read over the replication protocol instead of files.
 type RemoteOptions struct {
-	Conn      ConnOptions
-	StartGTID string
-	From      string
+	Conn      ConnOptions // --source and its connection flags
+	StartGTID string      // --start-gtid
+	From      string      // --from
 
 	// Warnf, if set, is told when reading files stops at a ROTATE whose
 	// file is not there (binlog.FileSource.Warnf).
@@ -46,30 +46,30 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 	f.StringVar(&o.From, "from", "", "with --source: `earliest` starts at the oldest binlog the server has")
 }
 
-// check checks the flags before anything connects: with --source no
+// Check checks the flags before anything connects: with --source no
 // FILE arguments, one start (startPos: --start-position was given), and
 // a DSN that parses; without it, none of the flags that need it.
-func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
+func (o *RemoteOptions) Check(f *pflag.FlagSet, args []string, startPos bool) error {
 	if o.Conn.Source == "" {
 		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
-			if fl := f.Lookup(n); fl != nil && fl.Changed && !(o.archive && n == "start-gtid") {
+			if flagChanged(f, n) && !(o.archive && n == "start-gtid") {
 				if n == "start-gtid" {
-					return usageError{msg: "--start-gtid needs --source or an archive DIR", hint: "--source mysql://repl@db1:3306, or the directory of 'binlogcdc archive'; with binlog files, --start-position FILE:POS"}
+					return UsageError{Msg: "--start-gtid needs --source or an archive DIR", Hint: "--source mysql://repl@db1:3306, or the directory of 'binlogcdc archive'; with binlog files, --start-position FILE:POS"}
 				}
-				return usageError{msg: "--" + n + " needs --source", hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
+				return UsageError{Msg: "--" + n + " needs --source", Hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
 			}
 		}
 		if o.StartGTID != "" && startPos {
-			return usageError{msg: "give one start: --start-position or --start-gtid", hint: "--start-gtid 0-1-100 (the GTID in a backup's mariadb_backup_binlog_info)"}
+			return UsageError{Msg: "give one start: --start-position or --start-gtid", Hint: "--start-gtid 0-1-100 (the GTID in a backup's mariadb_backup_binlog_info)"}
 		}
 		return nil
 	}
-	if f.NArg() > 0 {
-		return usageError{msg: fmt.Sprintf("--source reads the server's binlogs: FILE arguments (%s) make no sense with it", strings.Join(f.Args(), " ")),
-			hint: "drop the files, or drop --source to read files"}
+	if len(args) > 0 {
+		return UsageError{Msg: fmt.Sprintf("--source reads the server's binlogs: FILE arguments (%s) make no sense with it", strings.Join(args, " ")),
+			Hint: "drop the files, or drop --source to read files"}
 	}
 	if o.From != "" && o.From != "earliest" {
-		return usageError{msg: "--from: want earliest, not " + o.From, hint: "--from earliest (read stops at the end of the binlog as it is when it starts; to follow new changes, use 'binlogcdc stream')"}
+		return UsageError{Msg: "--from: want earliest, not " + o.From, Hint: "--from earliest (read stops at the end of the binlog as it is when it starts; to follow new changes, use 'binlogcdc stream')"}
 	}
 	n := 0
 	for _, set := range []bool{startPos, o.StartGTID != "", o.From != ""} {
@@ -79,29 +79,29 @@ func (o *RemoteOptions) check(f *pflag.FlagSet, startPos bool) error {
 	}
 	switch {
 	case n == 0:
-		return usageError{msg: "--source needs a start: --start-position, --start-gtid or --from earliest",
-			hint: "--from earliest reads every binlog the server still has; --start-position binlog.000042:4 starts there"}
+		return UsageError{Msg: "--source needs a start: --start-position, --start-gtid or --from earliest",
+			Hint: "--from earliest reads every binlog the server still has; --start-position binlog.000042:4 starts there"}
 	case n > 1:
-		return usageError{msg: "give one start: --start-position, --start-gtid or --from earliest", hint: "--from earliest"}
+		return UsageError{Msg: "give one start: --start-position, --start-gtid or --from earliest", Hint: "--from earliest"}
 	}
-	if err := checkStartGTID(o.StartGTID); err != nil { // args.go
+	if err := CheckStartGTID(o.StartGTID); err != nil { // args.go
 		return err
 	}
-	_, err := o.Conn.liveConfig("remote read")
+	_, err := o.Conn.LiveConfig("remote read")
 	return err
 }
 
-// connect checks the server (binlog.Preflight) and notes the end of its
+// Connect checks the server (binlog.Preflight) and notes the end of its
 // binlog now: reading stops there. Without --source it does nothing.
-func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) error {
+func (o *RemoteOptions) Connect(ctx context.Context, logf func(string, ...any)) error {
 	if o.Conn.Source == "" {
 		return nil
 	}
-	cfg, err := o.Conn.liveConfig(fmt.Sprintf("remote read pid %d", os.Getpid()))
+	cfg, err := o.Conn.LiveConfig(fmt.Sprintf("remote read pid %d", os.Getpid()))
 	if err != nil {
 		return err
 	}
-	info, err := o.Conn.preflight(ctx, &cfg) // dsn.go
+	info, err := o.Conn.Preflight(ctx, &cfg) // dsn.go
 	if err != nil {
 		return err
 	}
@@ -109,14 +109,14 @@ func (o *RemoteOptions) connect(ctx context.Context, logf func(string, ...any)) 
 		return err
 	}
 	o.cfg, o.remote = cfg, true
-	logf("reading the binlogs of %s (%s %s) up to %s:%d, the end of its binlog now", o.Conn.redactedSource(), info.Flavor, info.Version, o.end.File, o.end.Offset)
+	logf("reading the binlogs of %s (%s %s) up to %s:%d, the end of its binlog now", o.Conn.RedactedSource(), info.Flavor, info.Version, o.end.File, o.end.Offset)
 	return nil
 }
 
-// open returns the source to read: the server's binlogs from start (or
+// Open returns the source to read: the server's binlogs from start (or
 // the start flags when start is zero) to the end noted by connect, or
 // the files.
-func (o *RemoteOptions) open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
+func (o *RemoteOptions) Open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
 	if !o.remote {
 		src, err := openFiles(files, start, o.Warnf)
 		if err == nil {
@@ -138,6 +138,10 @@ func (o *RemoteOptions) open(ctx context.Context, files []string, start change.P
 	}
 	return binlog.DialRemote(ctx, o.cfg, start, gtid, o.end)
 }
+
+// IsRemote reports whether Connect connected: the binlogs are the
+// server's, not files.
+func (o *RemoteOptions) IsRemote() bool { return o.remote }
 
 // openFiles opens the binlog files from start, telling warnf (if set)
 // where a ROTATE could not be followed.

@@ -1,4 +1,4 @@
-package main
+package binlogcdc
 
 // --to kafka://BROKER[,BROKER…] for read and stream (issue 7): publish the
 // changes to Kafka (sink/kafka) instead of printing JSON lines. The --to
@@ -30,19 +30,19 @@ import (
 type KafkaOptions struct {
 	To string // the kafka:// URL of --to; "" when not publishing to Kafka
 
-	TopicPrefix        string
-	Topic              string
-	Tombstones         bool
-	ExactlyOnce        bool
-	Replica            string
-	TransactionTimeout time.Duration
-	TLS                bool
-	TLSCA              string
-	SASLMechanism      string
-	SASLUser           string
-	SASLPasswordFile   string
-	MaxMessageBytes    int
-	DeliveryTimeout    time.Duration
+	TopicPrefix        string        // --kafka-topic-prefix
+	Topic              string        // --kafka-topic
+	Tombstones         bool          // --kafka-tombstones
+	ExactlyOnce        bool          // --kafka-exactly-once
+	Replica            string        // --kafka-replica-name
+	TransactionTimeout time.Duration // --kafka-transaction-timeout
+	TLS                bool          // --kafka-tls
+	TLSCA              string        // --kafka-tls-ca
+	SASLMechanism      string        // --kafka-sasl-mechanism
+	SASLUser           string        // --kafka-sasl-user
+	SASLPasswordFile   string        // --kafka-sasl-password-file
+	MaxMessageBytes    int           // --kafka-max-message-bytes
+	DeliveryTimeout    time.Duration // --kafka-delivery-timeout
 
 	// Format encodes the records in --format debezium|maxwell|canal
 	// (formats.go; set by the command, nil for json).
@@ -72,10 +72,10 @@ func isKafkaURL(to string) bool { return strings.HasPrefix(strings.ToLower(to), 
 // take claims --to (*to) when it is a kafka:// URL, clearing it so that
 // replay (replay.go) leaves it alone, and checks the flags that go with it.
 func (o *KafkaOptions) take(f *pflag.FlagSet, to *string) error {
-	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if !isKafkaURL(*to) {
 		var err error
-		f.Visit(func(fl *pflag.Flag) {
+		visitChanged(f, func(fl *pflag.Flag) {
 			if strings.HasPrefix(fl.Name, "kafka-") && err == nil {
 				err = bad("--"+fl.Name+" needs --to kafka://BROKER", "--to kafka://broker1:9092,broker2:9092")
 			}
@@ -86,23 +86,23 @@ func (o *KafkaOptions) take(f *pflag.FlagSet, to *string) error {
 	if _, err := parseKafkaURL(o.To); err != nil {
 		return err
 	}
-	if fl := f.Lookup("format"); fl != nil && fl.Changed && fl.Value.String() == "sql" {
+	if flagChanged(f, "format") && f.Lookup("format").Value.String() == "sql" {
 		return bad("--format sql does not go with --to kafka://…", "--format json, debezium, maxwell or canal")
 	}
 	for _, n := range []string{"output", "flashback", "to-password-file", "to-ssl-mode", "to-ssl-ca", "replica-name",
 		"on-conflict", "ignore-missing-columns", "keep-dropped", "create-tables", "group-rows", "group-time"} {
-		if fl := f.Lookup(n); fl != nil && fl.Changed {
+		if flagChanged(f, n) {
 			return bad("--"+n+" does not go with --to kafka://…", "drop --"+n+" (Kafka options are the --kafka-* flags)")
 		}
 	}
 	if o.ExactlyOnce {
-		if fl := f.Lookup("checkpoint"); fl != nil && fl.Changed {
+		if flagChanged(f, "checkpoint") {
 			return bad("--kafka-exactly-once keeps the resume point in Kafka (topic "+o.sinkTopicPrefix()+".checkpoints); --checkpoint FILE is for at-least-once",
 				"drop --checkpoint, or --kafka-exactly-once")
 		}
 	} else {
 		for _, n := range []string{"kafka-replica-name", "kafka-transaction-timeout"} {
-			if f.Changed(n) {
+			if flagChanged(f, n) {
 				return bad("--"+n+" needs --kafka-exactly-once", "--kafka-exactly-once --"+n+" …")
 			}
 		}
@@ -111,7 +111,7 @@ func (o *KafkaOptions) take(f *pflag.FlagSet, to *string) error {
 		return bad("--kafka-sasl-user and --kafka-sasl-password-file need --kafka-sasl-mechanism", "--kafka-sasl-mechanism SCRAM-SHA-512")
 	}
 	if _, err := o.sinkOptions(); err != nil {
-		var ue usageError
+		var ue UsageError
 		if errors.As(err, &ue) {
 			return err
 		}
@@ -132,7 +132,7 @@ func parseKafkaURL(to string) ([]string, error) {
 	hint := "--to kafka://broker1:9092,broker2:9092"
 	rest := to[len("kafka://"):]
 	if rest == "" || strings.ContainsAny(rest, "/?#@") {
-		return nil, usageError{msg: fmt.Sprintf("--to %s: want kafka://host:port[,host:port…]", to), hint: hint}
+		return nil, UsageError{Msg: fmt.Sprintf("--to %s: want kafka://host:port[,host:port…]", to), Hint: hint}
 	}
 	var brokers []string
 	for _, b := range strings.Split(rest, ",") {
@@ -141,7 +141,7 @@ func parseKafkaURL(to string) ([]string, error) {
 			host, port = b, "9092"
 		}
 		if host == "" || strings.ContainsAny(host, " []") {
-			return nil, usageError{msg: fmt.Sprintf("--to: %q is not a broker address (host:port)", b), hint: hint}
+			return nil, UsageError{Msg: fmt.Sprintf("--to: %q is not a broker address (host:port)", b), Hint: hint}
 		}
 		brokers = append(brokers, net.JoinHostPort(host, port))
 	}
@@ -151,7 +151,7 @@ func parseKafkaURL(to string) ([]string, error) {
 // sinkOptions turns the flags into sink options (reading the CA and
 // password files).
 func (o *KafkaOptions) sinkOptions() (kafka.Options, error) {
-	bad := func(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	brokers, err := parseKafkaURL(o.To)
 	if err != nil {
 		return kafka.Options{}, err
