@@ -30,10 +30,13 @@ type ReadOptions struct {
 	Kafka                       KafkaOptions   // --to kafka://…, --kafka-* (kafka.go)
 	Remote                      RemoteOptions  // --source mysql://… (remote.go)
 	Metrics                     MetricsOptions // --metrics-addr (metrics.go)
+	Find                        FindOptions    // --find, --stop-before, --stop-before-gtid (archiveread.go)
 	mx                          *metrics.Stream
 	CPUProfile, MemProfile      string // debugging aids (profile.go)
 
-	checked bool // CheckFlags passed
+	checked bool     // CheckFlags passed
+	empty   bool     // an archive DIR holds nothing after the start: nothing to read
+	notes   []string // what CheckFlags chose (an archive's files), told by Read
 }
 
 // AddFlags binds the flags to opts.
@@ -52,6 +55,7 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 	o.Kafka.AddFlags(f)         // kafka.go
 	o.Remote.AddFlags(f, true)  // remote.go: --source, --start-gtid, --from
 	o.Metrics.AddFlags(f)       // metrics.go: --metrics-addr, --health-window
+	o.Find.AddFlags(f)          // archiveread.go: --find, --stop-before, --stop-before-gtid
 
 	// --cpuprofile, --memprofile: hidden; readUsage describes them (profile.go).
 	addProfileFlags(f, &o.CPUProfile, &o.MemProfile)
@@ -65,6 +69,11 @@ func (o *ReadOptions) AddFlags(f *pflag.FlagSet) {
 // copies).
 func (o *ReadOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []string, cleanup func(), err error) {
 	cleanup = func() {}
+	archDir := ""
+	if o.Remote.Conn.Source == "" {
+		archDir = archiveDir(args) // archiveread.go: an archive DIR
+		o.Remote.archive = archDir != ""
+	}
 	if err := o.Remote.Check(f, args, o.StartPosition != ""); err != nil { // remote.go
 		return nil, cleanup, err
 	}
@@ -80,6 +89,9 @@ func (o *ReadOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []strin
 	if err := o.Replay.check(f, &o.DDL); err != nil { // replay.go
 		return nil, cleanup, err
 	}
+	if err := o.Find.check(o.Replay.enabled(), o.Kafka.To != ""); err != nil { // archiveread.go
+		return nil, cleanup, err
+	}
 	// Every argument is checked before anything is opened for writing,
 	// connected to or applied: the flags' values, then the files.
 	if o.Replay.To != "" {
@@ -87,20 +99,38 @@ func (o *ReadOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []strin
 			return nil, cleanup, err
 		}
 	}
-	if _, _, err := o.pipelineOptions(); err != nil {
+	popts, start, err := o.pipelineOptions()
+	if err != nil {
 		return nil, cleanup, err
 	}
-	if err := CheckReadFiles(ConnFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
+	outputs := map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}
+	if err := CheckReadFiles(ConnFiles(o.Remote.Conn), outputs); err != nil { // args.go
 		return nil, cleanup, err
+	}
+	if archDir != "" {
+		plan, err := planArchive(archDir, o.readRange(popts, start), &o.Remote, outputs, o.note) // archiveread.go
+		if err != nil {
+			return nil, cleanup, err
+		}
+		if plan.Empty {
+			o.empty, o.checked = true, true
+			return nil, cleanup, nil
+		}
+		args = plan.Files
 	}
 	if o.Remote.Conn.Source == "" {
-		files, cleanup, err = CheckInputs(args, map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, false) // args.go
+		files, cleanup, err = CheckInputs(args, outputs, o.Find.stop != nil) // args.go: --stop-before reads stdin twice
 		if err != nil {
 			return nil, cleanup, err
 		}
 	}
 	o.checked = true
 	return files, cleanup, nil
+}
+
+// note keeps a note of CheckFlags for Read to tell.
+func (o *ReadOptions) note(format string, args ...any) {
+	o.notes = append(o.notes, fmt.Sprintf(format, args...))
 }
 
 // Read decodes binlog files (files, as CheckFlags returned them), or
@@ -115,6 +145,12 @@ func Read(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.
 		if err != nil {
 			return err
 		}
+	}
+	for _, n := range o.notes {
+		fmt.Fprintln(stderr, "binlogcdc: "+n)
+	}
+	if o.empty { // an archive with nothing after the start (CheckFlags said so)
+		return nil
 	}
 	o.Remote.Warnf = warnf(stderr) // a ROTATE that could not be followed
 	// --source: check the server and note where its binlog ends now.
@@ -169,6 +205,10 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	o.Remote.archiveOptions(&popts) // archiveread.go
+	if o.Find.find != nil {
+		return runFind(ctx, o, files, start, popts, stdout, stderr) // archiveread.go
+	}
 	// --format debezium|maxwell|canal (formats.go)
 	enc, err := o.Replay.Envelope.encoder(o.Replay.Format, o.Kafka.sinkTopicPrefix())
 	if err != nil {
@@ -189,6 +229,9 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	if kcp != nil {
 		start = kcp.Position()
 		popts.UnknownXA = fmt.Sprintf("Kafka (--kafka-replica-name %s, at %s:%d)", o.Kafka.Replica, kcp.File, kcp.Offset)
+	}
+	if err := o.findStop(ctx, files, start, &popts, infof(stderr)); err != nil { // archiveread.go
+		return err
 	}
 	src, err := o.Remote.Open(ctx, files, start) // remote.go: the files, or --source
 	if err != nil {
@@ -228,6 +271,9 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	runErr := p.Run(ctx)
 	if stopProgress != nil {
 		stopProgress()
+	}
+	if runErr == nil {
+		runErr = o.checkStopped(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(ctx); err != nil && runErr == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -30,6 +31,8 @@ type RecoverOptions struct {
 	As            string
 	StartPosition string
 	StopPosition  string
+	StartDatetime string // --start-datetime: skip transactions that started before it (UTC)
+	StopDatetime  string // --stop-datetime: stop at the first transaction that started at or after it (UTC)
 	Output        string
 
 	To             string
@@ -43,7 +46,8 @@ type RecoverOptions struct {
 
 	Remote RemoteOptions // --source mysql://… (remote.go)
 
-	checked bool // CheckFlags passed
+	checked bool     // CheckFlags passed
+	notes   []string // what CheckFlags chose (an archive's files), told by Recover
 }
 
 // AddFlags binds the flags to o.
@@ -55,6 +59,8 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.As, "as", "", "create the table as `db.table` instead of its own name")
 	f.StringVar(&o.StartPosition, "start-position", "", "read the binlogs from `FILE:POS`, a transaction boundary (e.g. the binlog position of a backup)")
 	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
+	f.StringVar(&o.StartDatetime, "start-datetime", "", "skip transactions that started before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
+	f.StringVar(&o.StopDatetime, "stop-datetime", "", "stop at the first transaction that started at or after `TIME` (UTC)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout")
 	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (port 3306 when left out; changes are applied exactly once, conflicts are never silent)")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
@@ -88,7 +94,23 @@ func Recover(ctx context.Context, o RecoverOptions, files []string, stdout, stde
 			return err
 		}
 	}
+	for _, n := range o.notes {
+		fmt.Fprintln(stderr, "binlogcdc: "+n)
+	}
 	return runRecover(ctx, o, files, stdout, stderr)
+}
+
+// archiveRange is the part of an archive recover reads (bad positions
+// are reported by runRecover): from the start bounds on, to the end
+// (recover's passes do not check they reached a stop bound, so no file
+// after one is left out).
+func (o *RecoverOptions) archiveRange() archive.ReadRange {
+	var r archive.ReadRange
+	if p, err := ParsePosition(o.StartPosition); err == nil {
+		r.StartFile = p.File
+	}
+	r.StartTime, _ = ParseTime(o.StartDatetime)
+	return r
 }
 
 func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, stderr io.Writer) error {
@@ -118,6 +140,16 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if o.StopPosition != "" {
 		if ro.Stop, err = ParsePosition(o.StopPosition); err != nil {
 			return UsageError{Msg: "--stop-position: " + err.Error(), Hint: "--stop-position binlog.000042:1234"}
+		}
+	}
+	for _, b := range []struct {
+		flag, v string
+		t       *time.Time
+	}{{"start-datetime", o.StartDatetime, &ro.StartTime}, {"stop-datetime", o.StopDatetime, &ro.StopTime}} {
+		if b.v != "" {
+			if *b.t, err = ParseTime(b.v); err != nil {
+				return UsageError{Msg: "--" + b.flag + ": " + err.Error(), Hint: "--" + b.flag + " '2024-06-15 12:00:00' (UTC)"}
+			}
 		}
 	}
 	var beforeTime time.Time
@@ -151,9 +183,11 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 			src, err := binlog.OpenFiles(files, from)
 			if err == nil {
 				src.Warnf = warn
+				o.Remote.openArchived(src) // archiveread.go
 			}
 			return src, err
 		}
+		ro.OpenEnd = o.Remote.arch != nil && o.Remote.arch.Open
 	}
 	h, err := recovery.Load(ctx, ro)
 	if err != nil {
@@ -416,11 +450,21 @@ func (o *RecoverOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []st
 			return nil, cleanup, err
 		}
 	}
-	if err := CheckReadFiles(ConnFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil {
+	outputs := map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}
+	if err := CheckReadFiles(ConnFiles(o.Remote.Conn), outputs); err != nil {
 		return nil, cleanup, err
 	}
 	if o.Remote.Conn.Source == "" {
-		files, cleanup, err = CheckInputs(args, map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true)
+		if dir := archiveDir(args); dir != "" { // archiveread.go: an archive DIR
+			plan, err := planArchive(dir, o.archiveRange(), &o.Remote, outputs, func(format string, a ...any) {
+				o.notes = append(o.notes, fmt.Sprintf(format, a...))
+			})
+			if err != nil {
+				return nil, cleanup, err
+			}
+			args = plan.Files
+		}
+		files, cleanup, err = CheckInputs(args, outputs, true)
 		if err != nil {
 			return nil, cleanup, err
 		}

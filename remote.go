@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 )
@@ -24,6 +25,11 @@ type RemoteOptions struct {
 	// file is not there (binlog.FileSource.Warnf).
 	Warnf func(format string, args ...any)
 
+	// archive: the FILE argument is an archive DIR (archiveread.go), which
+	// takes --start-gtid too; arch is the part of it to read.
+	archive bool
+	arch    *archive.ReadPlan
+
 	// Set by connect.
 	cfg    binlog.LiveConfig
 	end    change.Position
@@ -35,7 +41,7 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 	o.Conn.AddFlags(f)
 	f.Lookup("source").Usage = "read this server's binlogs over the replication protocol instead of files, up to the end of its binlog when the command starts (`DSN` mysql://user@host:port; port 3306 when left out)"
 	if gtid {
-		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100)")
+		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source or an archive DIR: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100; an archive: a MariaDB GTID position, e.g. a backup's)")
 	}
 	f.StringVar(&o.From, "from", "", "with --source: `earliest` starts at the oldest binlog the server has")
 }
@@ -46,9 +52,15 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 func (o *RemoteOptions) Check(f *pflag.FlagSet, args []string, startPos bool) error {
 	if o.Conn.Source == "" {
 		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
-			if flagChanged(f, n) {
+			if flagChanged(f, n) && !(o.archive && n == "start-gtid") {
+				if n == "start-gtid" {
+					return UsageError{Msg: "--start-gtid needs --source or an archive DIR", Hint: "--source mysql://repl@db1:3306, or the directory of 'binlogcdc archive'; with binlog files, --start-position FILE:POS"}
+				}
 				return UsageError{Msg: "--" + n + " needs --source", Hint: "--source mysql://repl@db1:3306 reads that server's binlogs; without it, give binlog files"}
 			}
+		}
+		if o.StartGTID != "" && startPos {
+			return UsageError{Msg: "give one start: --start-position or --start-gtid", Hint: "--start-gtid 0-1-100 (the GTID in a backup's mariadb_backup_binlog_info)"}
 		}
 		return nil
 	}
@@ -106,7 +118,11 @@ func (o *RemoteOptions) Connect(ctx context.Context, logf func(string, ...any)) 
 // the files.
 func (o *RemoteOptions) Open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
 	if !o.remote {
-		return openFiles(files, start, o.Warnf)
+		src, err := openFiles(files, start, o.Warnf)
+		if err == nil {
+			o.openArchived(src) // archiveread.go
+		}
+		return src, err
 	}
 	gtid := ""
 	if start.File == "" {

@@ -27,26 +27,26 @@ import (
 // changes to a server (--to) or write them as SQL (--format sql,
 // --flashback) instead of printing JSON.
 type ReplayOptions struct {
-	To             string          // --to
-	Envelope       EnvelopeOptions // --format debezium|maxwell|canal flags (formats.go)
-	ToPasswordFile string          // --to-password-file
-	ToSSLMode      string          // --to-ssl-mode
-	ToSSLCA        string          // --to-ssl-ca
-	ReplicaName    string          // --replica-name
-	OnConflict     string          // --on-conflict
-	IgnoreMissing  bool            // --ignore-missing-columns
-	KeepDropped    bool            // --keep-dropped
-	CreateTables   bool            // --create-tables
-	GroupRows      int             // --group-rows
-	GroupTime      time.Duration   // --group-time
-	Parallel       int             // --parallel
-	Format         string          // --format
-	Flashback      bool            // --flashback
-	FireTriggers   bool            // --fire-triggers
-	Accounts       bool            // --replay-accounts
-	BulkLoad       bool            // --bulk-load
-	LoadData       bool            // --load-data
-	OmitColumns    []string        // --omit-columns
+	To             string            // --to
+	Envelope       EnvelopeOptions   // --format debezium|maxwell|canal flags (formats.go)
+	ToPasswordFile string            // --to-password-file
+	ToSSLMode      string            // --to-ssl-mode
+	ToSSLCA        string            // --to-ssl-ca
+	ReplicaName    string            // --replica-name
+	OnConflict     string            // --on-conflict
+	IgnoreMissing  bool              // --ignore-missing-columns
+	KeepDropped    bool              // --keep-dropped
+	CreateTables   bool              // --create-tables
+	GroupRows      int               // --group-rows
+	GroupTime      time.Duration     // --group-time
+	Parallel       int               // --parallel
+	Format         string            // --format
+	Flashback      bool              // --flashback
+	FireTriggers   bool              // --fire-triggers
+	Accounts       bool              // --replay-accounts
+	BulkLoad       bool              // --bulk-load
+	LoadData       bool              // --load-data
+	OmitColumns    []string          // --omit-columns
 	Live           LiveVerifyOptions // --verify-every, --verify-on-diff (verifyevery.go)
 
 	ddl    string          // --ddl: "", "apply" or "skip" (set through ddlFlag)
@@ -468,8 +468,18 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	if err != nil {
 		return err
 	}
+	o.Remote.archiveOptions(&popts) // archiveread.go
+	// --stop-before: searched from the start given, before the target is
+	// touched (archiveread.go); a target already past it is refused below.
+	if err := o.findStop(ctx, files, start, &popts, logf); err != nil {
+		return err
+	}
 	r, err := o.Replay.openReplay(ctx, logf)
 	if err != nil {
+		return err
+	}
+	if err := o.Find.checkResume(r); err != nil { // archiveread.go
+		r.applier.Close(ctx)
 		return err
 	}
 	if r.applier != nil && r.resume.File != "" {
@@ -530,6 +540,9 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	runErr := p.Run(ctx)
 	if stopProgress != nil {
 		stopProgress()
+	}
+	if runErr == nil {
+		runErr = o.checkStopped(p) // archiveread.go
 	}
 	warnUnmatched(stderr, popts.Filter)
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {

@@ -376,7 +376,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
-	watchKafka(mx, ks) // metrics.go
+	watchKafka(mx, ks)                                                        // metrics.go
 	sk = o.Replay.Live.start(runCtx, sk, rp, cfg, &o, cov, mx, logf, stopRun) // verifyevery.go
 	// replay.go, metrics.go
 	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit

@@ -46,6 +46,13 @@ type Options struct {
 	// them. Zero values mean no bound.
 	StartTime, StopTime time.Time
 	Stop                change.Position
+	// SkipGTID, if set, skips (as StartTime does) the transactions whose
+	// GTID it reports: a start after a GTID set (find.go, gtidstart.go).
+	SkipGTID func(gtid string) bool
+	// OpenEnd: the input's last file is still being written (an
+	// archive's open file): a transaction cut off at its end is dropped
+	// with a note, not an error.
+	OpenEnd bool
 
 	// ApplyFrom, if set, is where the sink's resume point stands when
 	// reading starts before it (at a TxEnd.XAFrom): the transactions that
@@ -83,6 +90,7 @@ type Options struct {
 type Stats struct {
 	Events, Transactions, Rows, DDL uint64
 	Last                            change.Position // where the last committed transaction ended
+	Stopped                         bool            // Run ended at a stop bound (Stop, StopTime), not at the input's end
 }
 
 // Pipeline runs one source into one sink.
@@ -205,6 +213,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		if err := p.handle(ctx, ev); err != nil {
 			if err == errStop {
+				p.Stats.Stopped = true
 				return nil
 			}
 			return err
@@ -254,6 +263,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		}
 		p.tx.gtid, p.tx.commitTS, p.tx.micro = g.ID, g.CommitTime, !g.CommitTime.IsZero()
 		p.rowQuery = ""
+		p.tx.skip = p.tx.skip || p.opts.SkipGTID != nil && p.opts.SkipGTID(g.ID)
 		if g.CommitTime.IsZero() {
 			p.tx.commitTS = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
 		}
@@ -341,6 +351,10 @@ func (p *Pipeline) atEnd() error {
 		p.logf("%d prepared XA transaction(s) have no XA COMMIT or XA ROLLBACK in the input: their changes were not emitted", len(p.xa))
 	}
 	if !p.tx.open || p.tx.skip || p.tx.lastEvent.File == "" {
+		return nil
+	}
+	if p.opts.OpenEnd {
+		p.logf("the input ends inside a transaction that began at %s:%d, still being written: it was left out", p.tx.start.File, p.tx.start.Offset)
 		return nil
 	}
 	return &binlog.Error{Pos: p.tx.lastEvent,

@@ -41,6 +41,10 @@ var foreignFlags = map[string]string{
 	"single-transaction":      "mariadb-dump",
 	"master-data":             "mysqldump",
 	"source-data":             "mysqldump",
+	"prepare":                 "mariadb-backup",
+	"copy-back":               "mariadb-backup",
+	"target-dir":              "mariadb-backup",
+	"datadir":                 "mariadb-backup",
 }
 
 // docFlag finds `--flag` in text: not inside a word or an anchor

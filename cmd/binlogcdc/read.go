@@ -8,6 +8,7 @@ import (
 )
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
+       binlogcdc read [flags] ARCHIVE-DIR
        binlogcdc read --source mysql://user@host:port --from earliest [flags]
 
 Decodes binlog files into JSON lines on stdout: one object per row change,
@@ -24,6 +25,19 @@ compressed (.gz, .zst); when it is not there, a warning says so, and a gap
 Stdin is decoded as it arrives, each transaction written at its commit.
 No output (-o, profiles) may be an input file or any file of its series
 beside it. A mistake in which files were named exits with code 2.
+
+ARCHIVE-DIR is a directory 'binlogcdc archive --dir' writes: the files to
+read are picked from its manifest by --start-position, --start-gtid,
+--start-datetime and the stop flags, without opening the others; each
+complete file picked must have the SHA-256 the manifest gives, every file
+it lists must be there, and the file still being written is read up to
+its last whole transaction. Times are UTC (see docs/archive.md).
+
+--stop-before 'DROP TABLE db.t' (or 'DELETE db.t', --stop-before-gtid)
+stops right before the first such transaction, for a point-in-time
+restore: restore a backup, then apply the archive from the backup's
+binlog position with --to (docs/archive.md, "Point-in-time restore").
+--find lists the matching transactions and where each starts.
 
 With --source instead of files, the server's binlogs are read over the
 replication protocol (like mysqlbinlog --read-from-remote-server), from
