@@ -100,6 +100,16 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	err = a.loop(ctx)
+	var refused *Error
+	if errors.As(err, &refused) && !refused.Write {
+		// Refused (another history, a purged file, …): what was received
+		// is written, the manifest left as it was (a restart measures
+		// the open file again).
+		if ferr := a.flush(true); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	if ferr := a.finish(); err == nil || errors.Is(err, errStop) {
 		err = ferr
 	}
@@ -187,6 +197,13 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 		return false, err
 	}
 	files, err := hist.Binlogs(ctx)
+	var sid uint32
+	if err == nil {
+		sid, err = hist.ServerID(ctx)
+	}
+	if err == nil && (a.d.pending || (a.d.m.ServerID != 0 && sid != a.d.m.ServerID)) {
+		err = a.failover(ctx, hist, sid) // history.go
+	}
 	hist.Close()
 	if err != nil {
 		return false, err

@@ -21,12 +21,18 @@ import (
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 )
 
-// dir is an archive directory, locked for this process.
+// dir is one server history of an archive directory (history.go),
+// locked for this process.
 type dir struct {
 	path   string
 	m      *Manifest
 	fresh  bool // no manifest yet
 	unlock func()
+	top    string // the archive's directory (path, for the first history)
+	prev   *dir   // the history before (nil: the first)
+	depth  int    // 1 for the first history
+	// pending: m.Next names a history whose manifest was not written yet.
+	pending bool
 }
 
 // openDir creates path if needed, locks it (one archiver per DIR), reads
@@ -47,17 +53,27 @@ func openDir(path string) (*dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dir{path: path, unlock: unlock}
-	if err := d.load(); err != nil {
+	d := &dir{path: path, top: path, depth: 1, unlock: unlock}
+	hist, err := chainNames(path)
+	if err == nil {
+		err = d.load(hist)
+	}
+	var last *dir
+	if err == nil {
+		last, err = d.follow() // history.go
+	}
+	if err != nil {
 		unlock()
 		return nil, err
 	}
-	return d, nil
+	return last, nil
 }
 
 func (d *dir) close() { d.unlock() }
 
-func (d *dir) load() error {
+// load reads the manifest and checks the files; histories are the
+// subdirectories of later histories (in the first one's directory).
+func (d *dir) load(histories map[string]bool) error {
 	m, ok, err := readManifest(d.path)
 	if err != nil {
 		return err
@@ -75,11 +91,14 @@ func (d *dir) load() error {
 		known[n], known[n+tmpSuffix] = true, true
 	}
 	for _, e := range m.Files {
-		known[e.Name] = true
+		known[e.Name], known[e.stored()] = true, true
+		if e.Stored != "" {
+			known[e.Stored+tmpSuffix] = true
+		}
 	}
 	var foreign []string
 	for _, e := range ents {
-		if !known[e.Name()] {
+		if !known[e.Name()] && !(histories[e.Name()] && e.IsDir()) {
 			foreign = append(foreign, e.Name())
 		}
 	}

@@ -55,6 +55,18 @@ func (a *archiver) plan(ctx context.Context, files []string) (plan, error) {
 		}
 		return plan{file: files[0], from: 4}, nil
 	}
+	if sw := a.d.m.Switch; sw != nil {
+		// A history after a failover starts with the file the new
+		// server's dump named (history.go).
+		if !slices.Contains(files, sw.FirstFile) {
+			return plan{}, &Error{Msg: fmt.Sprintf("%s, where the archive goes on after GTID position %s, was purged on the server %s before it was archived (the server's oldest binlog is now %s)", sw.FirstFile, sw.After, a.cfg.Source, files[0]),
+				Hint: "the transactions after that position are gone from the server; start a new archive in another directory"}
+		}
+		if err := a.startFile(sw.FirstFile); err != nil {
+			return plan{}, err
+		}
+		return plan{file: sw.FirstFile, from: 4}, nil
+	}
 	name, err := a.startName(ctx, files)
 	if err != nil {
 		return plan{}, err

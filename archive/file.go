@@ -191,7 +191,8 @@ func (a *archiver) closeFile(end string) error {
 	if err := a.flush(false); err != nil {
 		return err
 	}
-	if end != "crash" {
+	kept := end == "crash" || end == "failover"
+	if !kept {
 		var flags [1]byte
 		if _, err := o.f.ReadAt(flags[:], 4+flagsOffset); err != nil {
 			return o.writeErr(err)
@@ -205,7 +206,7 @@ func (a *archiver) closeFile(end string) error {
 		return o.writeErr(err)
 	}
 	sum := o.sha.Sum(nil)
-	if end == "crash" {
+	if kept {
 		// The in-use flag stays: hash the file as it is.
 		h := sha256.New()
 		if _, err := io.Copy(h, io.NewSectionReader(o.f, 0, o.off)); err != nil {
