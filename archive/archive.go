@@ -52,6 +52,8 @@ type Config struct {
 	// Sync: fdatasync the open file each time the archive has caught up
 	// with the server (or every SyncBytes written while catching up).
 	Sync bool
+	// Compress: "zstd" stores complete files zstd-compressed (compress.go).
+	Compress string
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
@@ -89,6 +91,9 @@ func Run(ctx context.Context, cfg Config) error {
 			Hint: "archive each server history into its own directory"}
 	}
 	if err := d.verifySums(cfg.VerifyAll); err != nil {
+		return err
+	}
+	if err := a.finishCompression(); err != nil { // compress.go
 		return err
 	}
 	if err := a.resumeOpen(); err != nil {

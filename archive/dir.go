@@ -92,8 +92,10 @@ func (d *dir) load(histories map[string]bool) error {
 	}
 	for _, e := range m.Files {
 		known[e.Name], known[e.stored()] = true, true
-		if e.Stored != "" {
-			known[e.Stored+tmpSuffix] = true
+		if e.Complete {
+			// compress.go's names, a kill may leave them before the
+			// manifest names them.
+			known[e.Name+zstSuffix], known[e.Name+zstSuffix+tmpSuffix] = true, true
 		}
 	}
 	var foreign []string
@@ -119,13 +121,17 @@ func (d *dir) load(histories map[string]bool) error {
 		if !e.Complete {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(d.path, e.Name))
+		size := e.Size
+		if e.Stored != "" {
+			size = e.StoredSize
+		}
+		fi, err := os.Stat(filepath.Join(d.path, e.stored()))
 		switch {
 		case err != nil:
 			return &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists as complete: %v", d.path, e.Name, err),
 				Hint: "restore the file from a copy; the archive is not continued over a hole"}
-		case uint64(fi.Size()) != e.Size:
-			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.Name), fi.Size(), e.Size),
+		case uint64(fi.Size()) != size:
+			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.stored()), fi.Size(), size),
 				Hint: "restore the file from a copy (its SHA-256 is in " + manifestName + "); binlogcdc archive does not overwrite it"}
 		}
 	}
@@ -141,7 +147,11 @@ func (d *dir) verifySums(all bool) error {
 		if !e.Complete {
 			continue
 		}
-		path := filepath.Join(d.path, e.Name)
+		path := filepath.Join(d.path, e.stored())
+		want := e.SHA256
+		if e.Stored != "" {
+			want = e.StoredSHA256
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return err
@@ -152,8 +162,8 @@ func (d *dir) verifySums(all bool) error {
 		if err != nil {
 			return err
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, e.SHA256),
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, want),
 				Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
 		}
 		if !all {

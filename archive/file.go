@@ -220,5 +220,11 @@ func (a *archiver) closeFile(end string) error {
 		return o.writeErr(err)
 	}
 	a.cur = nil
-	return a.d.m.save(a.d.path)
+	if err := a.d.m.save(a.d.path); err != nil {
+		return err
+	}
+	if a.cfg.Compress != "" {
+		return a.compress(e) // compress.go
+	}
+	return nil
 }

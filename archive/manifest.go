@@ -160,7 +160,7 @@ func (m *Manifest) save(dir string) error {
 	if name := indexName(m); name != "" {
 		var sb strings.Builder
 		for _, e := range m.Files {
-			sb.WriteString("./" + e.Name + "\n")
+			sb.WriteString("./" + e.stored() + "\n")
 		}
 		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot write the archive's index in %s: %v", dir, err), Write: true}

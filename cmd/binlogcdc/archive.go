@@ -26,6 +26,7 @@ type ArchiveOptions struct {
 	StartGTID     string
 	StopAtEnd     bool
 	Sync          bool
+	Compress      string
 	VerifyAll     bool
 	Heartbeat     time.Duration
 }
@@ -40,6 +41,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
 	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
+	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
@@ -113,6 +115,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		ServerID:  info.ServerID,
 		Start:     start,
 		Sync:      o.Sync,
+		Compress:  o.Compress,
 		VerifyAll: o.VerifyAll,
 		StopAtEnd: o.StopAtEnd,
 		Logf:      logf,
@@ -131,6 +134,9 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	}
 	if o.Dir == "" {
 		return s, usageError{msg: "--dir is required", hint: "--dir /backup/binlogs (created if missing)"}
+	}
+	if o.Compress != "" && o.Compress != "zstd" {
+		return s, usageError{msg: "--compress: want zstd, not " + o.Compress, hint: "--compress zstd"}
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
