@@ -54,6 +54,10 @@ type Config struct {
 	Sync bool
 	// Compress: "zstd" stores complete files zstd-compressed (compress.go).
 	Compress string
+	// Keep: what expires (keep.go); Upload: where complete files are sent
+	// (nil: nowhere).
+	Keep   Keep
+	Upload Uploader
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
@@ -94,6 +98,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if err := a.finishCompression(); err != nil { // compress.go
+		return err
+	}
+	if err := a.finishExpiry(); err != nil { // keep.go
+		return err
+	}
+	if err := a.expire(time.Now()); err != nil {
 		return err
 	}
 	if err := a.resumeOpen(); err != nil {

@@ -25,7 +25,7 @@ import (
 // are compressed (a leftover temporary copy is replaced).
 func (a *archiver) finishCompression() error {
 	for _, e := range a.d.m.Files {
-		if !e.Complete {
+		if !e.Complete || e.Expired {
 			continue
 		}
 		raw := filepath.Join(a.d.path, e.Name)

@@ -118,7 +118,7 @@ func (d *dir) load(histories map[string]bool) error {
 			Hint: "give an empty or new directory (binlogcdc archive never overwrites or removes files it did not write)"}
 	}
 	for _, e := range m.Files {
-		if !e.Complete {
+		if !e.Complete || e.Expired {
 			continue
 		}
 		size := e.Size
@@ -144,7 +144,7 @@ func (d *dir) load(histories map[string]bool) error {
 func (d *dir) verifySums(all bool) error {
 	for i := len(d.m.Files) - 1; i >= 0; i-- {
 		e := d.m.Files[i]
-		if !e.Complete {
+		if !e.Complete || e.Expired {
 			continue
 		}
 		path := filepath.Join(d.path, e.stored())

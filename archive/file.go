@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -224,7 +225,9 @@ func (a *archiver) closeFile(end string) error {
 		return err
 	}
 	if a.cfg.Compress != "" {
-		return a.compress(e) // compress.go
+		if err := a.compress(e); err != nil { // compress.go
+			return err
+		}
 	}
-	return nil
+	return a.expire(time.Now()) // keep.go
 }

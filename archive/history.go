@@ -171,6 +171,9 @@ func (a *archiver) lastTx() (string, *txInfo, error) {
 	files := a.d.m.Files
 	for i := len(files) - 1; i >= 0; i-- {
 		e := files[i]
+		if e.Expired {
+			break
+		}
 		path := filepath.Join(a.d.path, e.stored())
 		limit := int64(0)
 		if a.cur != nil && a.cur.entry == e {

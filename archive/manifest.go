@@ -71,6 +71,10 @@ type FileEntry struct {
 	// Stored names the file in its directory when it is not Name: the
 	// zstd-compressed copy (--compress zstd, compress.go), with its own
 	// size and SHA-256 (Size and SHA256 stay the binlog's own).
+	// Expired: removed by --keep-days/--keep-size (keep.go); Uploaded:
+	// sent to --upload and checked there (upload.go).
+	Expired      bool   `json:"expired,omitempty"`
+	Uploaded     bool   `json:"uploaded,omitempty"`
 	Stored       string `json:"stored,omitempty"`
 	StoredSize   uint64 `json:"stored_size,omitempty"`
 	StoredSHA256 string `json:"stored_sha256,omitempty"`
@@ -160,6 +164,9 @@ func (m *Manifest) save(dir string) error {
 	if name := indexName(m); name != "" {
 		var sb strings.Builder
 		for _, e := range m.Files {
+			if e.Expired {
+				continue
+			}
 			sb.WriteString("./" + e.stored() + "\n")
 		}
 		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {

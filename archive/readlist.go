@@ -39,19 +39,29 @@ func ReadList(dir string) ([]Segment, error) {
 			Hint: "give the --dir of binlogcdc archive"}
 	}
 	var out []Segment
+	gone := map[string]bool{} // expired files (keep.go)
+	add := func(segs []Segment) {
+		for _, s := range segs {
+			if !gone[s.Path] {
+				out = append(out, s)
+			}
+		}
+	}
 	path, n := dir, 1
 	for {
 		segs := make([]Segment, 0, len(m.Files))
 		for _, e := range m.Files {
 			segs = append(segs, Segment{Path: filepath.Join(path, e.stored()), Name: e.Name, From: 4, History: n})
+			gone[segs[len(segs)-1].Path] = e.Expired
 		}
 		if m.Switch != nil {
-			if segs, err = afterSwitch(segs, m.Switch); err != nil {
+			if segs, err = afterSwitch(segs, m.Switch, gone); err != nil {
 				return nil, err
 			}
 		}
 		if m.Next == "" {
-			return append(out, segs...), nil
+			add(segs)
+			return out, nil
 		}
 		next, ok, err := readManifest(filepath.Join(dir, m.Next))
 		if err != nil {
@@ -60,7 +70,8 @@ func ReadList(dir string) ([]Segment, error) {
 		if !ok || next.Switch == nil {
 			// The archiver was stopped while it switched: this history
 			// is whole, the next one not begun.
-			return append(out, segs...), nil
+			add(segs)
+			return out, nil
 		}
 		sw := next.Switch
 		i := 0
@@ -72,19 +83,22 @@ func ReadList(dir string) ([]Segment, error) {
 				Hint: "restore its manifests from a copy"}
 		}
 		segs[i].To = sw.PrevEnd
-		out = append(out, segs[:i+1]...)
+		add(segs[:i+1])
 		m, path, n = next, filepath.Join(dir, m.Next), n+1
 	}
 }
 
 // afterSwitch drops what a history repeats of the one before: the
 // transactions its first files hold up to the switch's GTID position.
-func afterSwitch(segs []Segment, sw *Switch) ([]Segment, error) {
+func afterSwitch(segs []Segment, sw *Switch, gone map[string]bool) ([]Segment, error) {
 	after, err := parseState(sw.After)
 	if err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("the archive's switch position %q: %v", sw.After, err), Hint: "restore its manifests from a copy"}
 	}
 	for i := range segs {
+		if gone[segs[i].Path] {
+			continue
+		}
 		var from int64
 		_, err := trackFile(segs[i].Path, 0, func(tx *txInfo) error {
 			if after.covers(tx.gtid) {

@@ -27,6 +27,8 @@ type ArchiveOptions struct {
 	StopAtEnd     bool
 	Sync          bool
 	Compress      string
+	KeepDays      float64
+	KeepSize      string
 	VerifyAll     bool
 	Heartbeat     time.Duration
 }
@@ -42,6 +44,8 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
 	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
 	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
+	f.Float64Var(&o.KeepDays, "keep-days", 0, "remove complete files whose last event is older than `N` days (fractions work: 0.5), oldest first; never the open file, the newest one, or one not yet uploaded (0: keep all)")
+	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
@@ -96,6 +100,10 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	keep := archive.Keep{Age: time.Duration(o.KeepDays * 24 * float64(time.Hour))}
+	if o.KeepSize != "" {
+		keep.Size, _ = archive.ParseSize(o.KeepSize) // checked by check
+	}
 	cfg, err := o.Conn.liveConfig("archive " + absPath(o.Dir))
 	if err != nil {
 		return err
@@ -116,6 +124,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		Start:     start,
 		Sync:      o.Sync,
 		Compress:  o.Compress,
+		Keep:      keep,
 		VerifyAll: o.VerifyAll,
 		StopAtEnd: o.StopAtEnd,
 		Logf:      logf,
@@ -137,6 +146,14 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	}
 	if o.Compress != "" && o.Compress != "zstd" {
 		return s, usageError{msg: "--compress: want zstd, not " + o.Compress, hint: "--compress zstd"}
+	}
+	if o.KeepDays < 0 {
+		return s, usageError{msg: "--keep-days must not be negative", hint: "--keep-days 30"}
+	}
+	if o.KeepSize != "" {
+		if _, err := archive.ParseSize(o.KeepSize); err != nil {
+			return s, usageError{msg: "--keep-size " + err.Error(), hint: "--keep-size 10GB"}
+		}
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
