@@ -87,7 +87,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer d.close()
-	a := &archiver{cfg: cfg, d: d}
+	a := &archiver{cfg: cfg, d: d, ctx: ctx}
 	if d.fresh {
 		d.m.Source, d.m.Flavor, d.m.ServerID = cfg.Source, cfg.Live.Flavor, cfg.ServerID
 	} else if d.m.Flavor != "" && d.m.Flavor != cfg.Live.Flavor {
@@ -101,6 +101,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	if err := a.finishExpiry(); err != nil { // keep.go
+		return err
+	}
+	if err := a.uploadPending(ctx); err != nil { // upload.go
 		return err
 	}
 	if err := a.expire(time.Now()); err != nil {
@@ -133,6 +136,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 type archiver struct {
 	cfg Config
+	ctx context.Context // Run's, for uploads
 	d   *dir
 	cur *openFile // the newest file, open for writing; nil when the newest is complete or there is none
 	// end: with StopAtEnd, where the server's binlog ended at the start.

@@ -229,5 +229,8 @@ func (a *archiver) closeFile(end string) error {
 			return err
 		}
 	}
+	if err := a.uploadPending(a.ctx); err != nil { // upload.go
+		return err
+	}
 	return a.expire(time.Now()) // keep.go
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/archive"
+	"github.com/binlogcdc/binlogcdc/archive/s3up"
 	"github.com/binlogcdc/binlogcdc/binlog"
 )
 
@@ -29,6 +30,8 @@ type ArchiveOptions struct {
 	Compress      string
 	KeepDays      float64
 	KeepSize      string
+	Upload        string
+	UploadAt      string
 	VerifyAll     bool
 	Heartbeat     time.Duration
 }
@@ -46,6 +49,8 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
 	f.Float64Var(&o.KeepDays, "keep-days", 0, "remove complete files whose last event is older than `N` days (fractions work: 0.5), oldest first; never the open file, the newest one, or one not yet uploaded (0: keep all)")
 	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
+	f.StringVar(&o.Upload, "upload", "", "send each complete file (compressed, with --compress) to `s3://BUCKET/PREFIX`, checked by size and MD5; credentials only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials; a file is expired only once uploaded")
+	f.StringVar(&o.UploadAt, "upload-endpoint", "", "S3-compatible store at `URL` (http://host:port or https://…) instead of AWS S3")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
@@ -100,6 +105,14 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	var up archive.Uploader
+	if o.Upload != "" {
+		t, err := s3up.New(o.Upload, o.UploadAt)
+		if err != nil {
+			return usageError{msg: "--upload: " + err.Error(), hint: "--upload s3://backups/db1-binlogs"}
+		}
+		up = t
+	}
 	keep := archive.Keep{Age: time.Duration(o.KeepDays * 24 * float64(time.Hour))}
 	if o.KeepSize != "" {
 		keep.Size, _ = archive.ParseSize(o.KeepSize) // checked by check
@@ -125,6 +138,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		Sync:      o.Sync,
 		Compress:  o.Compress,
 		Keep:      keep,
+		Upload:    up,
 		VerifyAll: o.VerifyAll,
 		StopAtEnd: o.StopAtEnd,
 		Logf:      logf,
@@ -154,6 +168,13 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 		if _, err := archive.ParseSize(o.KeepSize); err != nil {
 			return s, usageError{msg: "--keep-size " + err.Error(), hint: "--keep-size 10GB"}
 		}
+	}
+	if o.Upload != "" {
+		if _, _, err := s3up.ParseURL(o.Upload); err != nil {
+			return s, usageError{msg: "--upload " + err.Error(), hint: "--upload s3://backups/db1-binlogs"}
+		}
+	} else if o.UploadAt != "" {
+		return s, usageError{msg: "--upload-endpoint needs --upload", hint: "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000"}
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}

@@ -1,0 +1,94 @@
+package e2e
+
+// binlogcdc archive --upload s3://…: complete files sent to an
+// S3-compatible store (gofakes3, in this process), checked, and only then
+// expired.
+
+import (
+	"bytes"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+)
+
+// TestArchiveUpload: with the store down, --keep-size expires nothing (no
+// file is uploaded) and a warning says so; with it up, the restart
+// compresses, uploads (each object the server's file once decompressed)
+// and then expires all but the newest complete file. The secret key is
+// in the environment only, and never printed.
+func TestArchiveUpload(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 20, 5)
+	dir := filepath.Join(t.TempDir(), "arch")
+	env := []string{"AWS_ACCESS_KEY_ID=binlogcdc-test", "AWS_SECRET_ACCESS_KEY=s3cr3t-never-printed", "AWS_REGION=us-east-1"}
+	back := s3mem.New()
+	if err := back.CreateBucket("binlogs"); err != nil {
+		t.Fatal(err)
+	}
+	store := httptest.NewServer(gofakes3.New(back).Server())
+	defer store.Close()
+	down := httptest.NewServer(nil)
+	down.Close() // nothing listens there now
+
+	run := func(endpoint string) string {
+		t.Helper()
+		_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end",
+			"--upload", "s3://binlogs/db1/", "--upload-endpoint", endpoint, "--keep-size", "1", "--compress", "zstd")
+		if code != 0 || strings.Contains(errs, "s3cr3t") {
+			t.Fatalf("exit %d; stderr:\n%s", code, errs)
+		}
+		return errs
+	}
+	errs := run(down.URL)
+	if !strings.Contains(errs, "is not uploaded (") || strings.Contains(errs, "expired ") {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	for _, f := range arKeepManifest(t, dir) {
+		if f.Expired {
+			t.Errorf("%s expired before it was uploaded", f.Name)
+		}
+	}
+
+	errs = run(store.URL)
+	files := arKeepManifest(t, dir)
+	for i, f := range files {
+		if !f.Complete {
+			continue
+		}
+		key := "db1/" + f.Name + ".zst"
+		obj, err := back.GetObject("binlogs", key, nil)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			continue
+		}
+		z, _ := io.ReadAll(obj.Contents)
+		obj.Contents.Close()
+		d, _ := zstd.NewReader(bytes.NewReader(z))
+		plain, err := io.ReadAll(d)
+		d.Close()
+		want, _ := os.ReadFile(filepath.Join(srv.Dir, f.Name))
+		if err != nil || !bytes.Equal(plain, want) {
+			t.Errorf("%s: %d bytes decompressed (%v), the server's file %d", key, len(plain), err, len(want))
+		}
+		newest := i == len(files)-1 // the open file, or the newest complete one without it
+		if f.Expired == newest {
+			t.Errorf("%s: expired %v", f.Name, f.Expired)
+		}
+	}
+	if !strings.Contains(errs, "uploaded ") || !strings.Contains(errs, "expired ") {
+		t.Errorf("stderr:\n%s", errs)
+	}
+	_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--upload", "http://binlogs/x")
+	if code != 2 || !strings.Contains(errs, "want s3://bucket/prefix") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
