@@ -70,7 +70,7 @@ func (o *openFile) begin() error {
 	if _, err := o.f.Seek(o.off, io.SeekStart); err != nil {
 		return o.writeErr(err)
 	}
-	o.w = bufio.NewWriterSize(o.f, 1<<20)
+	o.w = bufio.NewWriterSize(o.fileWriter(), 1<<20) // testhook.go
 	if o.off == 0 {
 		o.w.Write(binlog.Magic)
 		o.sha.Write(binlog.Magic)

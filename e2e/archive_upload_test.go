@@ -23,7 +23,8 @@ import (
 // TestArchiveUpload: with the store down, --keep-size expires nothing (no
 // file is uploaded) and a warning says so; with it up, the restart
 // compresses, uploads (each object the server's file once decompressed)
-// and then expires all but the newest complete file. The secret key is
+// and then expires every complete file (the open one stays). A file damaged
+// while it waited is reported, and not uploaded. The secret key is
 // in the environment only, and never printed.
 func TestArchiveUpload(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
@@ -58,6 +59,22 @@ func TestArchiveUpload(t *testing.T) {
 		}
 	}
 
+	// A file damaged while it waited for its upload is found, not sent.
+	z1 := filepath.Join(dir, "binlog.000001.zst")
+	good, _ := os.ReadFile(z1)
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 1
+	os.WriteFile(z1, bad, 0o644)
+	_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end",
+		"--upload", "s3://binlogs/db1/", "--upload-endpoint", store.URL, "--compress", "zstd")
+	if code != 1 || !strings.Contains(errs, "the archive's "+z1+" is damaged: its SHA-256 is") || !strings.Contains(errs, "it is not uploaded") {
+		t.Errorf("exit %d; stderr:\n%s", code, errs)
+	}
+	if _, err := back.HeadObject("binlogs", "db1/binlog.000001.zst"); err == nil {
+		t.Error("the damaged file was uploaded")
+	}
+	os.WriteFile(z1, good, 0o644)
+
 	errs = run(store.URL)
 	files := arKeepManifest(t, dir)
 	for i, f := range files {
@@ -87,7 +104,7 @@ func TestArchiveUpload(t *testing.T) {
 	if !strings.Contains(errs, "uploaded ") || !strings.Contains(errs, "expired ") {
 		t.Errorf("stderr:\n%s", errs)
 	}
-	_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--upload", "http://binlogs/x")
+	_, errs, code = runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--upload", "http://binlogs/x")
 	if code != 2 || !strings.Contains(errs, "want s3://bucket/prefix") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
