@@ -58,6 +58,9 @@ type Config struct {
 	// (nil: nowhere).
 	Keep   Keep
 	Upload Uploader
+	// UploadOpenEvery: with Upload, send what the open file gained since
+	// the last part this often (when the archive has caught up); 0: never.
+	UploadOpenEvery time.Duration
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
@@ -142,6 +145,7 @@ type archiver struct {
 	// end: with StopAtEnd, where the server's binlog ended at the start.
 	end      change.Position
 	sessions int
+	lastPart time.Time // the last part of the open file uploaded (upload.go)
 }
 
 // loop runs dump sessions, reconnecting after a lost connection.
@@ -258,6 +262,9 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 		}
 		if !src.Buffered() {
 			if err := a.flush(false); err != nil {
+				return true, err
+			}
+			if err := a.uploadOpen(ctx); err != nil { // upload.go
 				return true, err
 			}
 		}

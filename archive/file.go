@@ -47,6 +47,7 @@ func (a *archiver) resumeOpen() error {
 		return &Error{Msg: fmt.Sprintf("cannot open %s: %v", path, err), Write: true}
 	}
 	stats := s.stats
+	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
 	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sha: s.sha}
 	if s.lastStart == 0 {

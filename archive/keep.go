@@ -11,6 +11,7 @@ package archive
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,6 +46,8 @@ func ParseSize(s string) (uint64, error) {
 type Uploader interface {
 	// Put stores the file at path under key, durably and checked.
 	Put(ctx context.Context, key, path string) error
+	// PutSection stores n bytes of f from off under key, likewise.
+	PutSection(ctx context.Context, key string, f io.ReaderAt, off, n int64) error
 }
 
 // kept is one file of the archive as expiry sees it.

@@ -73,8 +73,11 @@ type FileEntry struct {
 	// size and SHA-256 (Size and SHA256 stay the binlog's own).
 	// Expired: removed by --keep-days/--keep-size (keep.go); Uploaded:
 	// sent to --upload and checked there (upload.go).
-	Expired      bool   `json:"expired,omitempty"`
-	Uploaded     bool   `json:"uploaded,omitempty"`
+	Expired  bool `json:"expired,omitempty"`
+	Uploaded bool `json:"uploaded,omitempty"`
+	// UploadedUpto: of the open file, the bytes uploaded in parts
+	// (--upload-open-every: NAME.part-OFFSET objects, upload.go).
+	UploadedUpto int64  `json:"uploaded_upto,omitempty"`
 	Stored       string `json:"stored,omitempty"`
 	StoredSize   uint64 `json:"stored_size,omitempty"`
 	StoredSHA256 string `json:"stored_sha256,omitempty"`

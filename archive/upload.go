@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // fileSHA is the SHA-256 of the file at path, as stored.
@@ -48,10 +49,7 @@ func (a *archiver) uploadPending(ctx context.Context) error {
 			if a.cfg.Compress != "" && e.Stored == "" {
 				continue // compressed first (finishCompression)
 			}
-			key := e.stored()
-			if d.depth > 1 {
-				key = filepath.Base(d.path) + "/" + key
-			}
+			key := uploadKey(d, e.stored())
 			path := filepath.Join(d.path, e.stored())
 			// A file damaged since it was closed is never uploaded as good.
 			want := e.SHA256
@@ -79,4 +77,38 @@ func (a *archiver) uploadPending(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// uploadKey is the key of a file of history d, under the prefix.
+func uploadKey(d *dir, name string) string {
+	if d.depth > 1 {
+		return filepath.Base(d.path) + "/" + name
+	}
+	return name
+}
+
+// uploadOpen sends what the open file gained since its last part as
+// NAME.part-OFFSET (12 digits: the parts' names sort by offset, and they
+// make up the file's first bytes once put end to end), every
+// UploadOpenEvery. A failure warns; the next part covers the bytes.
+func (a *archiver) uploadOpen(ctx context.Context) error {
+	o := a.cur
+	if a.cfg.Upload == nil || a.cfg.UploadOpenEvery <= 0 || o == nil || o.w == nil || time.Since(a.lastPart) < a.cfg.UploadOpenEvery {
+		return nil
+	}
+	from := o.entry.UploadedUpto
+	if o.off <= from {
+		return nil
+	}
+	a.lastPart = time.Now()
+	key := uploadKey(a.d, fmt.Sprintf("%s.part-%012d", o.entry.Name, from))
+	if err := a.cfg.Upload.PutSection(ctx, key, o.f, from, o.off-from); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.cfg.Logf("warning: %s bytes %d to %d are not uploaded (%v); tried again in %v", o.path, from, o.off, err, a.cfg.UploadOpenEvery)
+		return nil
+	}
+	o.entry.UploadedUpto = o.off
+	return a.d.m.save(a.d.path)
 }

@@ -9,9 +9,12 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -107,5 +110,77 @@ func TestArchiveUpload(t *testing.T) {
 	_, errs, code = runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--upload", "http://binlogs/x")
 	if code != 2 || !strings.Contains(errs, "want s3://bucket/prefix") {
 		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// s3Parts concatenates the objects under prefix (in key order) of bucket.
+func s3Parts(t *testing.T, back *s3mem.Backend, bucket, prefix string) ([]byte, int) {
+	t.Helper()
+	p := gofakes3.NewPrefix(&prefix, nil)
+	l, err := back.ListBucket(bucket, &p, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(l.Contents))
+	for _, c := range l.Contents {
+		keys = append(keys, c.Key)
+	}
+	sort.Strings(keys)
+	var out []byte
+	for _, k := range keys {
+		obj, err := back.GetObject(bucket, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(obj.Contents)
+		obj.Contents.Close()
+		out = append(out, b...)
+	}
+	return out, len(keys)
+}
+
+// TestArchiveUploadOpen: with --upload-open-every, the open file goes up
+// in parts (NAME.part-OFFSET) as it grows: put end to end they are the
+// server's open binlog file, byte for byte, once the archive caught up;
+// again after more transactions, and after a kill -9 and a restart.
+func TestArchiveUploadOpen(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	arWrite(t, srv, 0, 5, 0)
+	back := s3mem.New()
+	if err := back.CreateBucket("binlogs"); err != nil {
+		t.Fatal(err)
+	}
+	store := httptest.NewServer(gofakes3.New(back).Server())
+	defer store.Close()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "arch")
+	env := []string{"AWS_ACCESS_KEY_ID=binlogcdc-test", "AWS_SECRET_ACCESS_KEY=s3cr3t-never-printed", "AWS_REGION=us-east-1"}
+	start := func(tag string) *stRun {
+		return stStartWith(t, tmp, tag, func(c *exec.Cmd) {
+			c.Args = append([]string{c.Args[0], "archive"}, c.Args[2:]...)
+			c.Env = append(os.Environ(), env...)
+		}, "--source", srv.DSN(), "--dir", dir, "--heartbeat", "1s",
+			"--upload", "s3://binlogs/db1", "--upload-endpoint", store.URL, "--upload-open-every", "100ms")
+	}
+	uploaded := func(r *stRun) {
+		t.Helper()
+		stPoll(t, time.Minute, r, "the parts of binlog.000001 to be the server's file", func() bool {
+			want, _ := os.ReadFile(filepath.Join(srv.Dir, "binlog.000001"))
+			got, _ := s3Parts(t, back, "binlogs", "db1/binlog.000001.part-")
+			return bytes.Equal(got, want)
+		})
+	}
+	r := start("a")
+	uploaded(r)
+	arWrite(t, srv, 5, 5, 0)
+	uploaded(r)
+	r.kill9()
+	arWrite(t, srv, 10, 5, 0)
+	r = start("b")
+	uploaded(r)
+	_, n := s3Parts(t, back, "binlogs", "db1/binlog.000001.part-")
+	r.kill9()
+	if n < 3 || strings.Contains(r.errText(), "s3cr3t") {
+		t.Errorf("%d parts; stderr:\n%s", n, r.errText())
 	}
 }

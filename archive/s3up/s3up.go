@@ -78,17 +78,26 @@ func (t *Target) Put(ctx context.Context, key, path string) error {
 		return err
 	}
 	defer f.Close()
-	h := md5.New()
-	size, err := io.Copy(h, f)
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	return t.PutSection(ctx, key, f, 0, fi.Size())
+}
+
+// PutSection uploads n bytes of f from off as prefix+key, as Put does.
+func (t *Target) PutSection(ctx context.Context, key string, f io.ReaderAt, off, n int64) error {
+	h := md5.New()
+	size, err := io.Copy(h, io.NewSectionReader(f, off, n))
+	if err != nil {
 		return err
 	}
+	if size != n {
+		return fmt.Errorf("read %d bytes to upload, not %d", size, n)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
 	name := t.Prefix + key
-	_, err = t.c.PutObject(ctx, t.Bucket, name, f, size, minio.PutObjectOptions{
+	_, err = t.c.PutObject(ctx, t.Bucket, name, io.NewSectionReader(f, off, n), size, minio.PutObjectOptions{
 		ContentType: "application/octet-stream", SendContentMd5: true, DisableMultipart: true,
 	})
 	if err != nil {

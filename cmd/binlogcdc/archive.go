@@ -32,6 +32,7 @@ type ArchiveOptions struct {
 	KeepSize      string
 	Upload        string
 	UploadAt      string
+	UploadOpen    time.Duration
 	VerifyAll     bool
 	Heartbeat     time.Duration
 }
@@ -51,6 +52,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
 	f.StringVar(&o.Upload, "upload", "", "send each complete file (compressed, with --compress) to `s3://BUCKET/PREFIX`, checked by size and MD5; credentials only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials; a file is expired only once uploaded")
 	f.StringVar(&o.UploadAt, "upload-endpoint", "", "S3-compatible store at `URL` (http://host:port or https://…) instead of AWS S3")
+	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects: the loss window of the open file is about that long (0: only complete files)")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
@@ -130,18 +132,19 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	logf := infof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
 	err = archive.Run(ctx, archive.Config{
-		Dir:       o.Dir,
-		Live:      cfg,
-		Source:    net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		ServerID:  info.ServerID,
-		Start:     start,
-		Sync:      o.Sync,
-		Compress:  o.Compress,
-		Keep:      keep,
-		Upload:    up,
-		VerifyAll: o.VerifyAll,
-		StopAtEnd: o.StopAtEnd,
-		Logf:      logf,
+		Dir:             o.Dir,
+		Live:            cfg,
+		Source:          net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+		ServerID:        info.ServerID,
+		Start:           start,
+		Sync:            o.Sync,
+		Compress:        o.Compress,
+		Keep:            keep,
+		Upload:          up,
+		UploadOpenEvery: o.UploadOpen,
+		VerifyAll:       o.VerifyAll,
+		StopAtEnd:       o.StopAtEnd,
+		Logf:            logf,
 	})
 	if errors.Is(err, context.Canceled) && stopping() {
 		return nil
@@ -173,8 +176,11 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 		if _, _, err := s3up.ParseURL(o.Upload); err != nil {
 			return s, usageError{msg: "--upload " + err.Error(), hint: "--upload s3://backups/db1-binlogs"}
 		}
-	} else if o.UploadAt != "" {
-		return s, usageError{msg: "--upload-endpoint needs --upload", hint: "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000"}
+	} else if o.UploadAt != "" || o.UploadOpen != 0 {
+		return s, usageError{msg: "--upload-endpoint and --upload-open-every need --upload", hint: "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000"}
+	}
+	if o.UploadOpen < 0 {
+		return s, usageError{msg: "--upload-open-every must not be negative", hint: "--upload-open-every 5s"}
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
