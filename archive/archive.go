@@ -100,6 +100,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := d.verifySums(cfg.VerifyAll); err != nil {
 		return err
 	}
+	for p := d.prev; p != nil && cfg.VerifyAll; p = p.prev {
+		if err := p.verifySums(true); err != nil { // earlier server histories (history.go)
+			return err
+		}
+	}
 	if err := a.finishCompression(); err != nil { // compress.go
 		return err
 	}

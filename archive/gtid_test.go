@@ -74,6 +74,7 @@ func FuzzTrackFile(f *testing.F) {
 		f.Add(data[:min(len(data), 4096)])
 	}
 	f.Add([]byte{0xfe, 'b', 'i', 'n'})
+	f.Add([]byte("0-1-100,1-2-5"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := newTxTracker()
 		_ = eachEvent("fuzz", bytes.NewReader(data), func(h header, raw []byte, off int64) error {
@@ -81,5 +82,10 @@ func FuzzTrackFile(f *testing.F) {
 		})
 		gtidListState(data)
 		queryText(data)
+		if st, err := parseState(string(data)); err == nil {
+			if again, err := parseState(st.String()); err != nil || again.String() != st.String() {
+				t.Errorf("parseState(%q) = %s, again %v %v", data, st, again, err)
+			}
+		}
 	})
 }
