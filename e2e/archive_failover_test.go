@@ -117,3 +117,25 @@ func TestArchiveFailover(t *testing.T) {
 
 	foSame(t, "the archive read across the failover", arReadArchive(t, dir), stRead(t, r, "--ddl"))
 }
+
+// TestArchiveFailoverBehind: the promoted replica had not replicated the
+// archive's last transactions (its replication was stopped while the
+// primary went on): the archive is not continued on it (that would lose
+// them), with an error naming the missing GTID; DIR stays as it was.
+func TestArchiveFailoverBehind(t *testing.T) {
+	a, r := foPair(t, true)
+	arWrite(t, a, 0, 5, 0)
+	foCatchUp(t, a, r)
+	r.Exec(t, "STOP SLAVE")
+	arWrite(t, a, 5, 5, 0)
+	dir := filepath.Join(t.TempDir(), "arch")
+	arRefused(t, 0, nil, "--source", a.DSN(), "--dir", dir, "--stop-at-end")
+	foPromote(t, a, r)
+	arWrite(t, r, 100, 3, 0)
+	before := arDirState(t, dir)
+	arRefused(t, 1, []string{"(server_id 2) has not logged 0-1-", "is not a replica that had every transaction of the archive", "hint: point --source at the promoted replica"},
+		"--source", r.DSN(), "--dir", dir, "--stop-at-end")
+	if after := arDirState(t, dir); after != before {
+		t.Errorf("the archive changed:\n%s\nbecame\n%s", before, after)
+	}
+}
