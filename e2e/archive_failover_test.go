@@ -139,3 +139,32 @@ func TestArchiveFailoverBehind(t *testing.T) {
 		t.Errorf("the archive changed:\n%s\nbecame\n%s", before, after)
 	}
 }
+
+// TestArchiveFailoverContinuing: the archiver keeps running while its
+// --source (a proxy standing for a virtual IP) moves from the dead
+// primary to the promoted replica: it reconnects, finds another server
+// that has its last transaction, and goes on in DIR/history-2; the
+// archive read across the switch is the replica's binlog, each
+// transaction once.
+func TestArchiveFailoverContinuing(t *testing.T) {
+	a, r := foPair(t, false)
+	arWrite(t, a, 0, 12, 5)
+	p := stStartProxy(t, a.Addr())
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "arch")
+	run := arStart(t, tmp, "a", "--source", p.dsn(), "--dir", dir, "--heartbeat", "1s")
+	arWaitWhole(t, run, a, dir)
+	foCatchUp(t, a, r)
+	foPromote(t, a, r)
+	p.retarget(r.Addr())
+	arWrite(t, r, 12, 8, 3)
+	arWaitWhole(t, run, r, filepath.Join(dir, "history-2"))
+	run.signal(syscall.SIGTERM)
+	if code := run.wait(time.Minute); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, run.errText())
+	}
+	if !strings.Contains(run.errText(), "is server_id 2, not 1") {
+		t.Errorf("no note of the failover:\n%s", run.errText())
+	}
+	foSame(t, "the archive read across the failover", arReadArchive(t, dir), stRead(t, r, "--ddl"))
+}
