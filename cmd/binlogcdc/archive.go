@@ -111,7 +111,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if o.Upload != "" {
 		t, err := s3up.New(o.Upload, o.UploadAt)
 		if err != nil {
-			return usageError{msg: "--upload: " + err.Error(), hint: "--upload s3://backups/db1-binlogs"}
+			return badArchiveFlag("--upload: "+err.Error(), "--upload s3://backups/db1-binlogs")
 		}
 		up = t
 	}
@@ -162,25 +162,25 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 		return s, usageError{msg: "--dir is required", hint: "--dir /backup/binlogs (created if missing)"}
 	}
 	if o.Compress != "" && o.Compress != "zstd" {
-		return s, usageError{msg: "--compress: want zstd, not " + o.Compress, hint: "--compress zstd"}
+		return s, badArchiveFlag("--compress: want zstd, not "+o.Compress, "--compress zstd")
 	}
 	if o.KeepDays < 0 {
-		return s, usageError{msg: "--keep-days must not be negative", hint: "--keep-days 30"}
+		return s, badArchiveFlag("--keep-days must not be negative", "--keep-days 30")
 	}
 	if o.KeepSize != "" {
 		if _, err := archive.ParseSize(o.KeepSize); err != nil {
-			return s, usageError{msg: "--keep-size " + err.Error(), hint: "--keep-size 10GB"}
+			return s, badArchiveFlag("--keep-size "+err.Error(), "--keep-size 10GB")
 		}
 	}
 	if o.Upload != "" {
 		if _, _, err := s3up.ParseURL(o.Upload); err != nil {
-			return s, usageError{msg: "--upload " + err.Error(), hint: "--upload s3://backups/db1-binlogs"}
+			return s, badArchiveFlag("--upload "+err.Error(), "--upload s3://backups/db1-binlogs")
 		}
 	} else if o.UploadAt != "" || o.UploadOpen != 0 {
-		return s, usageError{msg: "--upload-endpoint and --upload-open-every need --upload", hint: "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000"}
+		return s, badArchiveFlag("--upload-endpoint and --upload-open-every need --upload", "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000")
 	}
 	if o.UploadOpen < 0 {
-		return s, usageError{msg: "--upload-open-every must not be negative", hint: "--upload-open-every 5s"}
+		return s, badArchiveFlag("--upload-open-every must not be negative", "--upload-open-every 5s")
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
@@ -246,3 +246,6 @@ func archiveError(e *archive.Error, stderr io.Writer) int {
 	}
 	return exitError
 }
+
+// badArchiveFlag is the usage error of one of archive's flags.
+func badArchiveFlag(msg, hint string) error { return usageError{msg: msg, hint: hint} }
