@@ -35,6 +35,14 @@ type FileSource struct {
 	// Warnf, if set, is told when reading stops at a ROTATE whose file is
 	// not there.
 	Warnf func(format string, args ...any)
+	// Ends, if set, bounds files by base name: such a file is read only
+	// up to that offset, the end of its last whole event (an archive's
+	// file still being written).
+	Ends map[string]int64
+	// NoFollow: read the files given only, in order, without following
+	// a ROTATE to a file beside them (an archive's files, chosen and
+	// checked by archive.PlanRead).
+	NoFollow bool
 
 	queue []string // files still to read, absolute or as given
 	done  map[string]bool
@@ -201,7 +209,7 @@ func (s *FileSource) openNext() bool {
 	// Follow a ROTATE at the end of the last file to the next file.
 	next := s.rotatedTo
 	s.rotatedTo = ""
-	if next != "" && s.lastType == replication.ROTATE_EVENT {
+	if next != "" && s.lastType == replication.ROTATE_EVENT && !s.NoFollow {
 		if err := s.follow(next); err != nil {
 			s.err = err
 			return true
@@ -313,6 +321,9 @@ func (s *FileSource) open(name string) error {
 	}
 	s.f, s.name, s.base, s.size, s.reading, s.stream = f, name, filepath.Base(name), st.Size(), true, false
 	s.given = Origin(name)
+	if end, ok := s.Ends[s.base]; ok && end < s.size {
+		s.size = end
+	}
 	// The file is read as it was when opened, up to s.size, which
 	// readEvent checks each event against: a server still writing it
 	// (the last file of a live server, where MariaDB appends its

@@ -3,6 +3,7 @@ package binlog
 import (
 	"errors"
 	"fmt"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"io"
 	"strings"
 
@@ -15,6 +16,13 @@ import (
 // the file and an *Error wrapping io.ErrUnexpectedEOF for a truncated one.
 func (s *FileSource) readEvent() (*Event, error) {
 	pos := change.Position{File: s.base, Offset: uint64(s.off)}
+	if cap(s.buf) >= bigbuf.Threshold {
+		// The last event was huge (a big row): its buffer is not kept
+		// for the next one, so that it is freed once its changes are
+		// done with (a transaction held until its commit reads them back
+		// from a spill file: both would be in memory).
+		s.buf = nil
+	}
 	// The event is read in place in the reader's buffer when it fits
 	// (valid until the next read, as s.buf would be): no copy, and no
 	// io.ReadFull per event.
@@ -64,7 +72,7 @@ func (s *FileSource) readEvent() (*Event, error) {
 			if size > 64<<20 {
 				c = size
 			}
-			s.buf = make([]byte, size, c)
+			s.buf = bigbuf.Make(int(size), int(c))
 		}
 		raw = s.buf[:size]
 		if _, err := io.ReadFull(s.r, raw); err != nil {

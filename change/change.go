@@ -93,6 +93,17 @@ type Change struct {
 	// (MariaDB), or "" when the binlog has none.
 	GTID string
 
+	// Query is the statement that made the row change, from the
+	// ANNOTATE_ROWS (MariaDB, binlog_annotate_row_events) or ROWS_QUERY
+	// (MySQL, binlog_rows_query_log_events) event before its rows event;
+	// "" when the binlog has none.
+	Query string
+
+	// Mark is, for a Snapshot change without a row (After nil), which
+	// end of a table's snapshot it marks: MarkTableStart or MarkTableEnd
+	// (snapshot.Options.Marks). 0 for every other change.
+	Mark uint8
+
 	// DB and SQL are set for DDL: the default database of the statement
 	// and its text.
 	DB  string
@@ -128,6 +139,12 @@ type Touches struct {
 
 // TableName is a table named by a DDL statement.
 type TableName struct{ DB, Table string }
+
+// Snapshot marks (Change.Mark).
+const (
+	MarkTableStart uint8 = 1 + iota
+	MarkTableEnd
+)
 
 // Rows event flags (the post-header's 2-byte flags field).
 const (

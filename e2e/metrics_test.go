@@ -52,11 +52,11 @@ func mtValue(body, name string) float64 {
 func TestStreamMetrics(t *testing.T) {
 	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
-	srv.Exec(t, "CREATE DATABASE mt", "CREATE TABLE mt.t (id INT PRIMARY KEY, v VARCHAR(20))")
+	srv.Exec(t, "CREATE DATABASE mt", "CREATE TABLE mt.t (id INT PRIMARY KEY, v VARCHAR(20))", "CREATE TABLE mt.other (id INT PRIMARY KEY)")
 	dir := t.TempDir()
 	file, off := stMasterPos(t, srv) // not --from now: the stream may resolve it after the first insert
 	r := stStart(t, dir, "metrics", nil, "--source", srv.DSN(), "--start-position", fmt.Sprintf("%s:%d", file, off),
-		"--metrics-addr", "127.0.0.1:0", "--health-window", "2s",
+		"--metrics-addr", "127.0.0.1:0", "--health-window", "2s", "--tables", "mt.t",
 		"--heartbeat", "1s", "--checkpoint", filepath.Join(dir, "cp.json"), "-o", filepath.Join(dir, "out.jsonl"))
 	stPoll(t, 60*time.Second, r, "the stream to connect", r.ready)
 	m := metricsAddrRE.FindStringSubmatch(r.errText())
@@ -72,6 +72,11 @@ func TestStreamMetrics(t *testing.T) {
 		t.Errorf("binlogcdc_last_commit_timestamp_seconds before the first transaction = %v, want 0", mtValue(body, "binlogcdc_last_commit_timestamp_seconds"))
 	}
 
+	// 3 transactions the table filter leaves out: source transactions,
+	// not delivered ones.
+	for i := 0; i < 3; i++ {
+		srv.Exec(t, fmt.Sprintf("INSERT INTO mt.other VALUES (%d)", i))
+	}
 	// 30 transactions of 3 inserts, 10 of 2 updates, 5 of 1 delete.
 	for i := 0; i < 30; i++ {
 		srv.Exec(t, fmt.Sprintf("INSERT INTO mt.t VALUES (%d, 'a'), (%d, 'b'), (%d, 'c')", 3*i, 3*i+1, 3*i+2))
@@ -88,14 +93,15 @@ func TestStreamMetrics(t *testing.T) {
 		return mtValue(body, "binlogcdc_transactions_total") >= 45
 	})
 	for name, want := range map[string]float64{
-		"binlogcdc_transactions_total":      45,
-		`binlogcdc_rows_total{op="insert"}`: 90,
-		`binlogcdc_rows_total{op="update"}`: 20,
-		`binlogcdc_rows_total{op="delete"}`: 5,
-		"binlogcdc_ddl_total":               0,
-		"binlogcdc_reconnects_total":        0,
-		"binlogcdc_source_connected":        1,
-		"binlogcdc_sink_errors_total":       0,
+		"binlogcdc_transactions_total":        45,
+		"binlogcdc_source_transactions_total": 48,
+		`binlogcdc_rows_total{op="insert"}`:   90,
+		`binlogcdc_rows_total{op="update"}`:   20,
+		`binlogcdc_rows_total{op="delete"}`:   5,
+		"binlogcdc_ddl_total":                 0,
+		"binlogcdc_reconnects_total":          0,
+		"binlogcdc_source_connected":          1,
+		"binlogcdc_sink_errors_total":         0,
 	} {
 		if got := mtValue(body, name); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)

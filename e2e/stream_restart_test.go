@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -92,10 +93,19 @@ func TestStreamRestartBeforeFirstCommit(t *testing.T) {
 			case "file":
 				args = append(args, "--checkpoint", cpFile)
 				saved = func() string {
-					if cp, err := checkpoint.Load(cpFile); err == nil && cp != nil {
-						return fmt.Sprintf("%s:%d", cp.File, cp.Offset)
+					cp, err := checkpoint.Load(cpFile)
+					if err != nil || cp == nil {
+						return ""
 					}
-					return ""
+					// With --snapshot the test stops the first run after
+					// its snapshot (which delivered row 0) and before its
+					// first commit: a run stopped while it copies (a slow
+					// machine) rightly copies row 0 again after the restart.
+					var snap struct{ Done bool }
+					if len(cp.Snapshot) > 0 && (json.Unmarshal(cp.Snapshot, &snap) != nil || !snap.Done) {
+						return ""
+					}
+					return fmt.Sprintf("%s:%d", cp.File, cp.Offset)
 				}
 			case "to":
 				args = append(args, "--to", dst.DSN()+"/", "--replica-name", replica, "--group-time", "10ms")

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/binlogcdc/binlogcdc/binlog"
 )
 
@@ -122,4 +124,19 @@ func firstWord(sql string) string {
 		end = len(s)
 	}
 	return strings.ToUpper(s[:end])
+}
+
+// rowsQuery is the statement an ANNOTATE_ROWS (MariaDB) or ROWS_QUERY
+// (MySQL) event carries: what made the rows events that follow it.
+// ROWS_QUERY starts with a length byte that servers fill with the
+// length modulo 256; the text runs to the event's end.
+func rowsQuery(ev *binlog.Event) string {
+	b := ev.Body
+	if ev.Type() == replication.ROWS_QUERY_EVENT {
+		if len(b) == 0 {
+			return ""
+		}
+		b = b[1:]
+	}
+	return string(b)
 }

@@ -28,6 +28,10 @@ import (
 type Options struct {
 	Filter *Filter // nil: every table
 	DDL    bool    // also pass DDL statements on
+	// RowQuery sets each change's Query from the ANNOTATE_ROWS or
+	// ROWS_QUERY event before its rows (Maxwell's output_row_query);
+	// off, the statements are not copied.
+	RowQuery bool
 	// Accounts passes account management statements on as logged, with
 	// their passwords, whatever the filters (--replay-accounts: replay
 	// only); otherwise their secrets are redacted (see ddl.go).
@@ -42,6 +46,13 @@ type Options struct {
 	// them. Zero values mean no bound.
 	StartTime, StopTime time.Time
 	Stop                change.Position
+	// SkipGTID, if set, skips (as StartTime does) the transactions whose
+	// GTID it reports: a start after a GTID set (find.go, gtidstart.go).
+	SkipGTID func(gtid string) bool
+	// OpenEnd: the input's last file is still being written (an
+	// archive's open file): a transaction cut off at its end is dropped
+	// with a note, not an error.
+	OpenEnd bool
 
 	// ApplyFrom, if set, is where the sink's resume point stands when
 	// reading starts before it (at a TxEnd.XAFrom): the transactions that
@@ -79,6 +90,7 @@ type Options struct {
 type Stats struct {
 	Events, Transactions, Rows, DDL uint64
 	Last                            change.Position // where the last committed transaction ended
+	Stopped                         bool            // Run ended at a stop bound (Stop, StopTime), not at the input's end
 }
 
 // Pipeline runs one source into one sink.
@@ -94,6 +106,7 @@ type Pipeline struct {
 
 	cov      *Coverage // opts.Coverage while not empty
 	tx       txState
+	rowQuery string            // the statement of the rows events that follow (events.go)
 	xa       map[string]heldXA // prepared XA transactions, by xid
 	lastGTID string            // of the last committed transaction
 	Stats    Stats
@@ -200,6 +213,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		if err := p.handle(ctx, ev); err != nil {
 			if err == errStop {
+				p.Stats.Stopped = true
 				return nil
 			}
 			return err
@@ -248,6 +262,8 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 			p.tx.xid = xidUnknown // named by its XA END, before the rows are released
 		}
 		p.tx.gtid, p.tx.commitTS, p.tx.micro = g.ID, g.CommitTime, !g.CommitTime.IsZero()
+		p.rowQuery = ""
+		p.tx.skip = p.tx.skip || p.opts.SkipGTID != nil && p.opts.SkipGTID(g.ID)
 		if g.CommitTime.IsZero() {
 			p.tx.commitTS = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
 		}
@@ -262,6 +278,12 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 
 	case replication.XID_EVENT:
 		return p.commit(ctx, ev)
+
+	case replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.ROWS_QUERY_EVENT:
+		if p.opts.RowQuery {
+			p.rowQuery = rowsQuery(ev)
+		}
+		return nil
 
 	case replication.ROTATE_EVENT:
 		return p.rotate(ev)
@@ -329,6 +351,10 @@ func (p *Pipeline) atEnd() error {
 		p.logf("%d prepared XA transaction(s) have no XA COMMIT or XA ROLLBACK in the input: their changes were not emitted", len(p.xa))
 	}
 	if !p.tx.open || p.tx.skip || p.tx.lastEvent.File == "" {
+		return nil
+	}
+	if p.opts.OpenEnd {
+		p.logf("the input ends inside a transaction that began at %s:%d, still being written: it was left out", p.tx.start.File, p.tx.start.Offset)
 		return nil
 	}
 	return &binlog.Error{Pos: p.tx.lastEvent,
@@ -410,6 +436,7 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	if !p.tx.open {
 		return nil
 	}
+	p.rows.Release() // the sink may now read a huge row back from disk
 	skip, collect := p.tx.skip, p.tx.collect
 	end := change.TxEnd{GTID: p.tx.gtid, Next: ev.NextPos}
 	p.setHeldXA(&end)
@@ -447,128 +474,6 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		return errStop
 	}
 	return nil
-}
-
-// eventTime is the transaction's commit time with microseconds when its
-// GTID event carries one (MySQL 8.0.1+), else the event header's seconds.
-func (p *Pipeline) eventTime(ev *binlog.Event) (t time.Time, micro bool) {
-	if !p.tx.commitTS.IsZero() {
-		return p.tx.commitTS, p.tx.micro
-	}
-	return time.Unix(int64(ev.Header.Timestamp), 0).UTC(), false
-}
-
-func (p *Pipeline) tableMap(ev *binlog.Event) error {
-	// Servers repeat a table's TABLE_MAP before every transaction. Only
-	// tables that pass the filter are cached, and the body holds the
-	// names, so a body seen before needs neither the names nor the filter.
-	if t := p.schemas.Lookup(ev.Body, p.ev.TableIDSize(ev.Type())); t != nil {
-		p.tables[t.ID] = t
-		return nil
-	}
-	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.TableIDSize(ev.Type()))
-	if err != nil {
-		return p.fail(ev, err, hintCorrupt)
-	}
-	p.opts.Filter.noteTable(db, table)
-	if !p.opts.Filter.Table(db, table) {
-		p.tables[id] = nil
-		return nil
-	}
-	t, err := p.schemas.Get(ev.Body, p.ev.TableIDSize(ev.Type()), func() (*replication.TableMapEvent, error) { return p.ev.TableMap(ev) })
-	if err != nil {
-		return p.fail(ev, err, hintCorrupt)
-	}
-	p.tables[id] = t
-	return nil
-}
-
-func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
-	t := ev.Type()
-	h, err := rowevent.ParseHeader(t, ev.Body, p.ev.TableIDSize(t))
-	if err != nil {
-		return p.fail(ev, err, hintCorrupt)
-	}
-	tbl, known := p.tables[h.TableID]
-	if !known {
-		return p.fail(ev, fmt.Errorf("rows event for table id %d, whose TABLE_MAP_EVENT was not read", h.TableID),
-			"start at the beginning of a transaction (its GTID or BEGIN event), not in the middle of one")
-	}
-	if tbl == nil {
-		return nil // filtered out
-	}
-	changes, err := p.rows.Decode(t, h, tbl)
-	if err != nil {
-		return p.fail(ev, fmt.Errorf("table %s.%s: %w", tbl.DB, tbl.Name, err), hintCorrupt)
-	}
-	// Rows inside one TRANSACTION_PAYLOAD_EVENT share its position: number
-	// them on across its rows events.
-	base := 0
-	if ev.InPayload && ev.Pos == p.tx.lastRowsPos {
-		base = p.tx.nextRow
-	}
-	ts, micro := p.eventTime(ev)
-	for i := range changes {
-		c := &changes[i]
-		c.Pos, c.RowIndex, c.GTID, c.Time, c.TimeMicro = ev.Pos, base+c.RowIndex, p.tx.gtid, ts, micro
-		c.ServerID = ev.Header.ServerID
-		if p.tx.xid != "" {
-			// An XA transaction: held until its outcome is logged.
-			p.tx.held = append(p.tx.held, cloneChange(c))
-			continue
-		}
-		if p.tx.collect {
-			continue
-		}
-		if p.cov != nil {
-			keep, err := p.cov.Reconcile(c)
-			if err != nil {
-				return err
-			}
-			if !keep {
-				continue
-			}
-		}
-		if err := p.sink.Write(ctx, c); err != nil {
-			p.opts.Metrics.SinkError()
-			return err
-		}
-		p.countOp(c.Op)
-		p.Stats.Rows++
-	}
-	p.tx.lastRowsPos, p.tx.nextRow = ev.Pos, base+len(changes)
-	if h.StmtEnd && !p.tx.explicit && p.tx.open {
-		// Rows outside BEGIN…COMMIT (no GTID, no BEGIN): each statement commits.
-		return p.commit(ctx, ev)
-	}
-	return nil
-}
-
-// cloneChange copies a change with its values, which point into the
-// decoder's buffers.
-func cloneChange(c *change.Change) change.Change {
-	out := *c
-	out.Before = cloneRow(c.Before)
-	out.After = cloneRow(c.After)
-	return out
-}
-
-func cloneRow(r change.Row) change.Row {
-	if r == nil {
-		return nil
-	}
-	out := make(change.Row, len(r))
-	for i, v := range r {
-		out[i] = v.Clone()
-	}
-	return out
-}
-
-// heldXA is a prepared XA transaction: its changes, held from its XA
-// PREPARE to its XA COMMIT, and where its XA PREPARE group starts.
-type heldXA struct {
-	start   change.Position
-	changes []change.Change
 }
 
 // setHeldXA marks end as leaving prepared XA transactions held, with

@@ -327,7 +327,8 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 	defer src.Close()
 	c := newCatalog()
 	var d binlog.EventDecoder
-	inTx := false // inside a transaction opened by a GTID or BEGIN
+	inTx := false   // inside a transaction opened by a GTID or BEGIN
+	skipTx := false // that transaction started before o.StartTime
 	firstSet := false
 	for {
 		ev, err := src.Next(ctx)
@@ -341,7 +342,15 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 			c.first, firstSet = ev.Pos, true
 		}
 		t := ev.Type()
-		stopHere := func() bool { return stop.File != "" && !before(ev.Pos, stop) }
+		evTime := time.Unix(int64(ev.Header.Timestamp), 0).UTC()
+		// stopHere: at a transaction's start, the stop bound (position or
+		// --stop-datetime) is reached; the pipeline stops there too. It
+		// also notes whether that transaction started before StartTime
+		// (skipped, as the pipeline skips it).
+		stopHere := func() bool {
+			skipTx = !o.StartTime.IsZero() && evTime.Before(o.StartTime)
+			return (stop.File != "" && !before(ev.Pos, stop)) || (!o.StopTime.IsZero() && !evTime.Before(o.StopTime))
+		}
 		switch t {
 		case replication.FORMAT_DESCRIPTION_EVENT:
 			if ev.InPayload {
@@ -393,11 +402,17 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 				return c, nil
 			}
 			inTx = false // DDL commits on its own
+			if skipTx {
+				continue
+			}
 			c.ddl(&Event{Pos: ev.Pos, Time: time.Unix(int64(ev.Header.Timestamp), 0).UTC(), DB: q.DB, SQL: q.SQL, SQLMode: q.SQLMode, HasSQLMode: q.HasSQLMode,
 				CollServer: q.CollationServer, CollDatabase: q.CollationDatabase, TimeZone: q.TimeZone})
 		case replication.TABLE_MAP_EVENT:
 			if !inTx && stopHere() {
 				return c, nil
+			}
+			if skipTx {
+				continue
 			}
 			_, db, name, err := tablemap.PeekName(ev.Body, d.TableIDSize(t))
 			if err != nil {

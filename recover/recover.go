@@ -49,6 +49,12 @@ type Options struct {
 	// the system's temporary directory); 0: DefaultMemoryBudget.
 	MemoryBudget int64
 	TempDir      string
+	// StartTime and StopTime bound the transactions read by their start
+	// time, as for read (pipeline.Options); zero: none.
+	StartTime, StopTime time.Time
+	// OpenEnd: the last file is still being written (an archive's open
+	// file): a transaction cut off at its end is left out (pipeline.Options).
+	OpenEnd bool
 }
 
 // open opens the binlogs at from (zero: their start).
@@ -164,7 +170,8 @@ func (h *History) runFrom(ctx context.Context, s sink.Sink, from, stop change.Po
 		return err
 	}
 	defer src.Close()
-	p := pipeline.New(src, s, pipeline.Options{Filter: h.filter, Stop: stop})
+	p := pipeline.New(src, s, pipeline.Options{Filter: h.filter, Stop: stop, OpenEnd: h.opts.OpenEnd,
+		StartTime: h.opts.StartTime, StopTime: h.opts.StopTime})
 	runErr := p.Run(ctx)
 	if err := s.Close(ctx); err != nil && runErr == nil {
 		runErr = err

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"os"
 	"path/filepath"
 
@@ -62,7 +63,8 @@ func (t *diskTable) load(row change.Row, refs []sideRef, buf []byte) ([]byte, er
 		total += r.n
 	}
 	if int64(cap(buf)) < total {
-		buf = make([]byte, total)
+		buf = nil // the last huge value's buffer can go first
+		buf = bigbuf.Make(int(total), int(total))
 	}
 	buf = buf[:total]
 	off := int64(0)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"io"
 	"os"
 	"time"
@@ -178,6 +179,7 @@ func (s *txSpill) add(c *change.Change) error {
 			return s.writeErr(err)
 		}
 	}
+	clear(s.large) // they lie in the event's buffer: let it go
 	s.n++
 	return nil
 }
@@ -225,7 +227,7 @@ func (s *txSpill) each(fn func(c *change.Change) error) error {
 // record of more than a quarter block, of its own.
 func (s *txSpill) alloc(n int) []byte {
 	if n > txBlock/4 {
-		return make([]byte, n)
+		return bigbuf.Make(n, n)
 	}
 	if cap(s.block)-len(s.block) < n {
 		s.block = make([]byte, 0, txBlock)

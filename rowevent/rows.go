@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"math/bits"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -111,6 +112,21 @@ type Decoder struct {
 	values  []change.Value
 	changes []change.Change
 	zbuf    []byte
+	huge    bool // the last event decoded was huge (Release)
+}
+
+// Release drops the decoder's references to the last event it decoded when
+// that event was huge (a row of bigbuf.Threshold bytes or more), so that
+// its buffer can be freed before the next rows event: a transaction's
+// commit may read such a row back from a spill file, and both copies
+// would be in memory. Changes returned by Decode must not be used after.
+func (d *Decoder) Release() {
+	if !d.huge {
+		return
+	}
+	clear(d.values[:cap(d.values)])
+	clear(d.changes[:cap(d.changes)])
+	d.huge = false
 }
 
 // Decode decodes every row of a rows event whose header h was parsed from
@@ -131,6 +147,7 @@ func (d *Decoder) Decode(t replication.EventType, h Header, tbl *tablemap.Table)
 	}
 	d.arena.reset()
 	d.arena.lazyUTF8 = d.LazyUTF8
+	d.huge = len(h.rest) >= bigbuf.Threshold
 	d.changes = d.changes[:0]
 	d.values = d.values[:0]
 

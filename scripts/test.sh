@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh Debian machine:
-#   - installs MariaDB (server + client) when mariadbd is missing; the tests
+#   - installs MariaDB (server + client) when mariadbd is missing, and
+#     mariadb-backup when it is (TestPITR backs up and restores); the tests
 #     start private mariadbd instances of their own (internal/testserver) and
 #     neither use nor stop the system MariaDB service;
 #   - finds go (PATH or /usr/local/go/bin);
@@ -34,6 +35,14 @@ if ! have_mariadbd; then
 	# not use it.
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server mariadb-client
 	have_mariadbd || { echo "test.sh: mariadbd still missing after install" >&2; exit 1; }
+fi
+# The point-in-time restore test (e2e TestPITR) takes and restores a
+# backup with mariadb-backup.
+if ! command -v mariadb-backup >/dev/null 2>&1; then
+	echo "test.sh: mariadb-backup not found; installing it" >&2
+	as_root apt-get update
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-backup
+	command -v mariadb-backup >/dev/null 2>&1 || { echo "test.sh: mariadb-backup still missing after install" >&2; exit 1; }
 fi
 
 if ! command -v go >/dev/null 2>&1; then

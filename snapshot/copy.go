@@ -37,6 +37,12 @@ type Options struct {
 	// with the checkpoint. A sink that keeps its own checkpoint (sink/mysql)
 	// gets State as JSON in the TxEnd (change.TxEnd.Snapshot) instead.
 	Saved func(tx change.TxEnd) error
+	// Marks writes a change.MarkTableStart before the first row of each
+	// table copied from its start and a change.MarkTableEnd after its
+	// last row, in the same sink transactions as the rows (Snapshot
+	// changes without a row: only for sinks whose format has such
+	// records, Maxwell's bootstrap-start and bootstrap-complete).
+	Marks bool
 }
 
 // Progress says how far a Copy is.
@@ -197,6 +203,17 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		// target checks no foreign keys while it loads it (as a dump does).
 		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: here, GTID: s.Pos.GTID,
 			Flags: change.RowsNoForeignKeyChecks}
+		mark := func(m uint8) error {
+			mc := c
+			mc.Mark, mc.RowIndex = m, int(rows)
+			inBatch++
+			return out.Write(ctx, &mc)
+		}
+		if opts.Marks && after == nil {
+			if err := mark(change.MarkTableStart); err != nil {
+				return st, err
+			}
+		}
 		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
 			r, err := cv.convert(ts, row)
 			if err != nil {
@@ -230,6 +247,11 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		}, nil)
 		if err != nil {
 			return st, s.err(ctx, "reading "+p.Table, err)
+		}
+		if opts.Marks {
+			if err := mark(change.MarkTableEnd); err != nil {
+				return st, err
+			}
 		}
 		if state != nil {
 			// The table is held whole: its last chunk has no upper bound.

@@ -144,11 +144,55 @@ func (s *side) snapshotPos() string {
 	return s.binlogPos()
 }
 
+// exactSnapshotPos is the binlog position of the session's consistent
+// snapshot, from MariaDB's Binlog_snapshot_file/position: an error where
+// the server does not tell it (MySQL), since SHOW MASTER STATUS, read
+// after the snapshot began, may be past it.
+func (s *side) exactSnapshotPos() (string, error) {
+	rows, err := s.query("SHOW SESSION STATUS WHERE Variable_name IN ('Binlog_snapshot_file', 'Binlog_snapshot_position')")
+	if err != nil {
+		return "", err
+	}
+	var file, pos string
+	for _, r := range rows {
+		switch str(r[0]) {
+		case "Binlog_snapshot_file":
+			file = str(r[1])
+		case "Binlog_snapshot_position":
+			pos = str(r[1])
+		}
+	}
+	if file == "" || pos == "" {
+		return "", fmt.Errorf("%s: the server does not tell the binlog position of a consistent snapshot (MariaDB's Binlog_snapshot_file/position): "+
+			"a live verification needs it, and the binary log on (MySQL has no such variables; use 'binlogcdc verify' while the stream is stopped)", s.name)
+	}
+	return file + ":" + pos, nil
+}
+
 // systemDBs are never compared.
 var systemDBs = "'mysql','information_schema','performance_schema','sys'"
 
-// tables lists the selected base tables, keyed by "db\x00table".
-func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, error) {
+// TableName names a table.
+type TableName struct{ DB, Name string }
+
+// ListTables lists the base tables of a server that Run compares when
+// sel (nil: all) selects them: never the system databases' nor
+// binlogcdc's own.
+func ListTables(q Querier, sel func(db, table string) bool) ([]TableName, error) {
+	m, err := (&side{q: q, name: "server"}).list(sel)
+	if err != nil {
+		return nil, err
+	}
+	var out []TableName
+	for _, t := range m {
+		out = append(out, TableName{t.db, t.name})
+	}
+	return out, nil
+}
+
+// list lists the selected base tables, keyed by "db\x00table", without
+// their definitions.
+func (s *side) list(sel func(db, table string) bool) (map[string]*tableInfo, error) {
 	rows, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES " +
 		"WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA NOT IN (" + systemDBs + ")")
 	if err != nil {
@@ -165,11 +209,18 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		}
 		out[t.db+"\x00"+t.name] = t
 	}
-	if len(out) == 0 {
-		return out, nil
+	return out, nil
+}
+
+// tables lists the selected base tables, keyed by "db\x00table".
+func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, error) {
+	out, err := s.list(sel)
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
+	where := "WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")" + onlyTables(out)
 	opts, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, ENGINE, ROW_FORMAT, TABLE_COLLATION, TABLE_COMMENT, AUTO_INCREMENT, CREATE_OPTIONS " +
-		"FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ")")
+		"FROM information_schema.TABLES " + where)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +236,7 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		"CONCAT_WS(' ', EXTRA, IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), GENERATION_EXPRESSION, NULL)), " +
 		"ORDINAL_POSITION, COLUMN_DEFAULT, IFNULL(CHARACTER_SET_NAME, ''), IFNULL(COLLATION_NAME, ''), IS_GENERATED, " +
 		"IF(GENERATION_EXPRESSION IN ('ROW START', 'ROW END'), '', IFNULL(GENERATION_EXPRESSION, '')), COLUMN_COMMENT " +
-		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
+		"FROM information_schema.COLUMNS " + where + " ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION")
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +249,7 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		}
 	}
 	keys, err := s.query("SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, COLLATION, INDEX_TYPE " +
-		"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN (" + systemDBs + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
+		"FROM information_schema.STATISTICS " + where + " ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX")
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +276,22 @@ func (s *side) tables(sel func(db, table string) bool) (map[string]*tableInfo, e
 		ix.cols = append(ix.cols, c)
 	}
 	return out, nil
+}
+
+// onlyTables narrows the catalog queries to a few selected tables (a
+// live verification compares one at a time): " AND (TABLE_SCHEMA,
+// TABLE_NAME) IN (...)", or "" for many, which are read whole. The
+// names compare without case there; the rows are matched exactly after.
+func onlyTables(m map[string]*tableInfo) string {
+	if len(m) > 64 {
+		return ""
+	}
+	var pairs []string
+	for _, t := range m {
+		pairs = append(pairs, "("+literal(t.db)+", "+literal(t.name)+")")
+	}
+	sort.Strings(pairs)
+	return " AND (TABLE_SCHEMA, TABLE_NAME) IN (" + strings.Join(pairs, ", ") + ")"
 }
 
 // count is the number of rows (with history for versioned tables).

@@ -59,6 +59,21 @@ type Options struct {
 	StrictSchema bool
 	// Progress, when set, receives a line per table.
 	Progress io.Writer
+	// Sync, when set, lines the target's snapshot up with the source's
+	// (live verification of a copy being applied: verify/live).
+	Sync Sync
+}
+
+// Sync makes the target's snapshot hold exactly the source's snapshot's
+// transactions, while the target is being applied to. Run calls Hold
+// before the source's snapshot begins, then At with the source's
+// session and its snapshot's binlog position; At calls open, which
+// begins the target's snapshot, once the target holds exactly the
+// source's transactions up to pos. Release is deferred after Hold.
+type Sync interface {
+	Hold(ctx context.Context) error
+	At(ctx context.Context, src Querier, pos string, open func() error) error
+	Release()
 }
 
 // Kind says how a row differs.
@@ -142,12 +157,10 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 		opts.Leaf = 500
 	}
 	s, d := &side{q: src, name: "source"}, &side{q: dst, name: "target"}
-	for _, sd := range []*side{s, d} {
-		if err := sd.begin(); err != nil {
-			return nil, err
-		}
+	startPos, err := begin(ctx, s, d, opts.Sync)
+	if err != nil {
+		return nil, err
 	}
-	startPos := s.snapshotPos()
 	srcTables, err := s.tables(opts.Select)
 	if err != nil {
 		return nil, err
@@ -185,7 +198,7 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 			fmt.Fprintln(opts.Progress, res.summary())
 		}
 	}
-	if end := s.binlogPos(); startPos != end {
+	if end := s.binlogPos(); startPos != end && opts.Sync == nil {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the source changed while verify ran (its binlog moved from %s to %s): "+
 			"each side was read in one consistent snapshot, the source's at %s, so a table found equal was equal at that position; "+
 			"a difference may be a change the target had not applied yet (run verify again when the target has caught up)", startPos, end, startPos))
@@ -195,6 +208,34 @@ func Run(ctx context.Context, src, dst Querier, opts Options) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// begin opens both sides' snapshots and returns the source's position:
+// with sync, the target's once it holds what the source's does.
+func begin(ctx context.Context, s, d *side, sync Sync) (string, error) {
+	if sync == nil {
+		for _, sd := range []*side{s, d} {
+			if err := sd.begin(); err != nil {
+				return "", err
+			}
+		}
+		return s.snapshotPos(), nil
+	}
+	if err := sync.Hold(ctx); err != nil {
+		return "", err
+	}
+	defer sync.Release()
+	if err := s.begin(); err != nil {
+		return "", err
+	}
+	pos, err := s.exactSnapshotPos()
+	if err != nil {
+		return "", err
+	}
+	return pos, sync.At(ctx, s.q, pos, d.begin)
+}
+
+// String is the table's one-line result, as Write prints it.
+func (t *Table) String() string { return t.summary() }
 
 // summary is the table's one-line result.
 func (t *Table) summary() string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc"
 	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/archive/s3up"
 	"github.com/binlogcdc/binlogcdc/binlog"
@@ -46,7 +47,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartPosition, "start-position", "", "a new archive starts at the beginning of this binlog `FILE` (FILE:POS: the file that holds POS)")
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
-	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see the README for what each setting keeps after a power loss)")
+	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see docs/archive.md for what each setting keeps after a power loss)")
 	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
 	f.Float64Var(&o.KeepDays, "keep-days", 0, "remove complete files whose last event is older than `N` days (fractions work: 0.5), oldest first; never the open file, the newest one, or one not yet uploaded (0: keep all)")
 	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
@@ -119,17 +120,17 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if o.KeepSize != "" {
 		keep.Size, _ = archive.ParseSize(o.KeepSize) // checked by check
 	}
-	cfg, err := o.Conn.liveConfig("archive " + absPath(o.Dir))
+	cfg, err := o.Conn.LiveConfig("archive " + absPath(o.Dir))
 	if err != nil {
 		return err
 	}
 	cfg.Heartbeat = o.Heartbeat
 	cfg.AnnotateRows = true                                           // every event of the file
-	info, err := o.Conn.preflightWith(ctx, &cfg, binlog.PreflightRaw) // dsn.go
+	info, err := o.Conn.PreflightWith(ctx, &cfg, binlog.PreflightRaw) // dsn.go
 	if err != nil {
 		return err
 	}
-	logf := infof(stderr)
+	logf := cmdInfof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
 	err = archive.Run(ctx, archive.Config{
 		Dir:             o.Dir,
@@ -156,10 +157,10 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	var s archive.Start
 	if f.NArg() > 0 {
-		return s, usageError{msg: "archive takes no arguments: " + strings.Join(f.Args(), " "), hint: "binlogcdc archive --source mysql://repl@db1:3306 --dir /backup/binlogs"}
+		return s, usageError{Msg: "archive takes no arguments: " + strings.Join(f.Args(), " "), Hint: "binlogcdc archive --source mysql://repl@db1:3306 --dir /backup/binlogs"}
 	}
 	if o.Dir == "" {
-		return s, usageError{msg: "--dir is required", hint: "--dir /backup/binlogs (created if missing)"}
+		return s, usageError{Msg: "--dir is required", Hint: "--dir /backup/binlogs (created if missing)"}
 	}
 	if o.Compress != "" && o.Compress != "zstd" {
 		return s, badArchiveFlag("--compress: want zstd, not "+o.Compress, "--compress zstd")
@@ -183,7 +184,7 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 		return s, badArchiveFlag("--upload-open-every must not be negative", "--upload-open-every 5s")
 	}
 	if o.Heartbeat <= 0 {
-		return s, usageError{msg: "--heartbeat must be positive", hint: "--heartbeat 10s"}
+		return s, usageError{Msg: "--heartbeat must be positive", Hint: "--heartbeat 10s"}
 	}
 	n := 0
 	for _, set := range []bool{o.From != "", o.StartPosition != "", o.StartGTID != ""} {
@@ -192,7 +193,7 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 		}
 	}
 	if n > 1 {
-		return s, usageError{msg: "give one start: --from, --start-position or --start-gtid", hint: "--from earliest"}
+		return s, usageError{Msg: "give one start: --from, --start-position or --start-gtid", Hint: "--from earliest"}
 	}
 	switch o.From {
 	case "", "earliest":
@@ -200,26 +201,26 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	case "now":
 		s.Now = true
 	default:
-		return s, usageError{msg: "--from: want earliest or now, not " + o.From, hint: "--from earliest"}
+		return s, usageError{Msg: "--from: want earliest or now, not " + o.From, Hint: "--from earliest"}
 	}
 	if o.StartPosition != "" {
 		s.Earliest = false
 		file, _, _ := strings.Cut(o.StartPosition, ":")
 		if file == "" || strings.ContainsAny(file, "/\\") {
-			return s, usageError{msg: "--start-position " + o.StartPosition + ": want a binlog file name, FILE or FILE:POS", hint: "--start-position binlog.000042"}
+			return s, usageError{Msg: "--start-position " + o.StartPosition + ": want a binlog file name, FILE or FILE:POS", Hint: "--start-position binlog.000042"}
 		}
 		s.File = file
 	}
 	if o.StartGTID != "" {
 		s.Earliest = false
-		if err := checkStartGTID(o.StartGTID); err != nil { // args.go
+		if err := binlogcdc.CheckStartGTID(o.StartGTID); err != nil { // args.go
 			return s, err
 		}
 		s.GTID = o.StartGTID
 	}
-	for flag, in := range connFiles(o.Conn) { // args.go
+	for flag, in := range binlogcdc.ConnFiles(o.Conn) { // args.go
 		if in != "" && inDir(in, o.Dir) {
-			return s, usageError{msg: fmt.Sprintf("%s %s is inside --dir %s, which holds only the archive", flag, in, o.Dir), hint: "keep the file elsewhere"}
+			return s, usageError{Msg: fmt.Sprintf("%s %s is inside --dir %s, which holds only the archive", flag, in, o.Dir), Hint: "keep the file elsewhere"}
 		}
 	}
 	return s, nil
@@ -248,4 +249,4 @@ func archiveError(e *archive.Error, stderr io.Writer) int {
 }
 
 // badArchiveFlag is the usage error of one of archive's flags.
-func badArchiveFlag(msg, hint string) error { return usageError{msg: msg, hint: hint} }
+func badArchiveFlag(msg, hint string) error { return usageError{Msg: msg, Hint: hint} }

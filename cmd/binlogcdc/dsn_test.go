@@ -33,7 +33,7 @@ func TestDSNParse(t *testing.T) {
 		{"mysql://r%40pl@db1", "db1", "r@pl", 3306},
 	} {
 		o := ConnOptions{Source: c.dsn, SSLMode: "disabled"}
-		cfg, err := o.liveConfig("")
+		cfg, err := o.LiveConfig("")
 		if err != nil {
 			t.Errorf("%s: %v", c.dsn, err)
 			continue
@@ -58,17 +58,17 @@ func TestDSNErrors(t *testing.T) {
 		"mysql://repl:" + testPW + " x@db1",
 	} {
 		o := ConnOptions{Source: dsn, SSLMode: "disabled"}
-		_, err := o.liveConfig("")
+		_, err := o.LiveConfig("")
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: error %v, want a usage error", dsn, err)
 			continue
 		}
-		if strings.Contains(ue.msg+ue.hint, testPW) {
-			t.Errorf("%q: the message shows the password: %s / %s", dsn, ue.msg, ue.hint)
+		if strings.Contains(ue.Msg+ue.Hint, testPW) {
+			t.Errorf("%q: the message shows the password: %s / %s", dsn, ue.Msg, ue.Hint)
 		}
-		if !strings.Contains(ue.msg, "--source") {
-			t.Errorf("%q: message %q does not name --source", dsn, ue.msg)
+		if !strings.Contains(ue.Msg, "--source") {
+			t.Errorf("%q: message %q does not name --source", dsn, ue.Msg)
 		}
 	}
 }
@@ -92,7 +92,7 @@ func TestPasswordSources(t *testing.T) {
 	} {
 		t.Setenv("MYSQL_PWD", c.env)
 		o := ConnOptions{Source: c.dsn, PasswordFile: c.file, SSLMode: "disabled"}
-		cfg, err := o.liveConfig("")
+		cfg, err := o.LiveConfig("")
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -104,7 +104,7 @@ func TestPasswordSources(t *testing.T) {
 
 	t.Setenv("MYSQL_PWD", "")
 	o := ConnOptions{Source: "mysql://u@h", PasswordFile: filepath.Join(dir, "missing"), SSLMode: "disabled"}
-	if _, err := o.liveConfig(""); err == nil || !strings.Contains(err.Error(), "--password-file") {
+	if _, err := o.LiveConfig(""); err == nil || !strings.Contains(err.Error(), "--password-file") {
 		t.Errorf("missing password file: %v, want an error naming --password-file", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestPasswordSources(t *testing.T) {
 func TestPasswordNeverPrinted(t *testing.T) {
 	t.Setenv("MYSQL_PWD", "")
 	o := ConnOptions{Source: "mysql://repl:" + testPW + "@db1:3306", SSLMode: "required"}
-	cfg, err := o.liveConfig("")
+	cfg, err := o.LiveConfig("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 	if s := fmt.Sprint(cfg.Password); s != "****" {
 		t.Errorf("Secret prints as %q", s)
 	}
-	if s := o.redactedSource(); strings.Contains(s, testPW) {
+	if s := o.RedactedSource(); strings.Contains(s, testPW) {
 		t.Errorf("redactedSource = %q", s)
 	}
 }
@@ -143,7 +143,7 @@ func TestRedactedSource(t *testing.T) {
 		"mysql://repl:" + testPW + " x@db1":        "(unparsable DSN)",
 	} {
 		o := ConnOptions{Source: dsn}
-		if got := o.redactedSource(); got != want {
+		if got := o.RedactedSource(); got != want {
 			t.Errorf("redactedSource(%q) = %q, want %q", dsn, got, want)
 		}
 	}
@@ -154,7 +154,7 @@ func TestServerIDDefault(t *testing.T) {
 	id := func(source, seed string, explicit uint32) uint32 {
 		t.Helper()
 		o := ConnOptions{Source: source, SSLMode: "disabled", ServerID: explicit}
-		cfg, err := o.liveConfig(seed)
+		cfg, err := o.LiveConfig(seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestSSLMode(t *testing.T) {
 
 	cfg := func(mode, ca string) (*tls.Config, error) {
 		o := ConnOptions{Source: "mysql://u@db1.example:3306", SSLMode: mode, SSLCA: ca}
-		c, err := o.liveConfig("")
+		c, err := o.LiveConfig("")
 		return c.TLS, err
 	}
 	if c, err := cfg("disabled", ""); err != nil || c != nil {
@@ -204,14 +204,14 @@ func TestSSLMode(t *testing.T) {
 	for _, mode := range []string{"bogus", "verify_ca", "on"} {
 		_, err := cfg(mode, "")
 		var ue usageError
-		if !errors.As(err, &ue) || !strings.Contains(ue.msg, "--ssl-mode") {
+		if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "--ssl-mode") {
 			t.Errorf("%s: %v, want a usage error naming --ssl-mode", mode, err)
 		}
 	}
 	for _, mode := range []string{"verify-ca", "verify-identity"} {
 		_, err := cfg(mode, "")
 		var ue usageError
-		if !errors.As(err, &ue) || !strings.Contains(ue.msg, "--ssl-ca") {
+		if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "--ssl-ca") {
 			t.Errorf("%s without --ssl-ca: %v, want a usage error naming --ssl-ca", mode, err)
 		}
 		if _, err := cfg(mode, filepath.Join(dir, "missing.pem")); err == nil || !strings.Contains(err.Error(), "--ssl-ca") {
@@ -245,7 +245,7 @@ func TestSSLMode(t *testing.T) {
 	}
 
 	o := ConnOptions{Source: "mysql://u@db1", SSLMode: "required", SSLCert: filepath.Join(dir, "missing.pem")}
-	if _, err := o.liveConfig(""); err == nil || !strings.Contains(err.Error(), "--ssl-cert") {
+	if _, err := o.LiveConfig(""); err == nil || !strings.Contains(err.Error(), "--ssl-cert") {
 		t.Errorf("client certificate without a key: %v", err)
 	}
 }

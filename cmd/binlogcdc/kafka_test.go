@@ -54,10 +54,6 @@ func TestKafkaUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitUsage, tc.want)
 		}
 	}
-	b, err := parseKafkaURL("kafka://a,b:1,[::1]:2")
-	if err != nil || strings.Join(b, " ") != "a:9092 b:1 [::1]:2" {
-		t.Errorf("parseKafkaURL: %q, %v", b, err)
-	}
 }
 
 // TestKafkaRead: 'read --to kafka://' publishes one record per line of

@@ -9,10 +9,10 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 
+	"github.com/binlogcdc/binlogcdc"
 	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -89,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 	default:
-		err = usageError{msg: fmt.Sprintf("unknown command %q", args[0]), hint: "run 'binlogcdc --help' for the list of commands"}
+		err = usageError{Msg: fmt.Sprintf("unknown command %q", args[0]), Hint: "run 'binlogcdc --help' for the list of commands"}
 	}
 	return report(err, stderr)
 }
@@ -149,7 +149,7 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 		if err == pflag.ErrHelp {
 			return nil, err
 		}
-		return nil, usageError{msg: err.Error(), hint: "run 'binlogcdc " + name + " --help'"}
+		return nil, usageError{Msg: err.Error(), Hint: "run 'binlogcdc " + name + " --help'"}
 	}
 	return f, nil
 }
@@ -158,22 +158,6 @@ func parseFlags(name, usage string, args []string, stderr io.Writer, add func(*p
 func warnf(w io.Writer) func(format string, args ...any) {
 	return func(format string, args ...any) {
 		fmt.Fprintf(w, "binlogcdc: warning: "+format+"\n", args...)
-	}
-}
-
-// onceWarnf is warnf, saying each warning once: for what a command that
-// reads its input more than once (recover) finds each time.
-func onceWarnf(w io.Writer) func(format string, args ...any) {
-	var mu sync.Mutex
-	said := map[string]bool{}
-	return func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		mu.Lock()
-		defer mu.Unlock()
-		if !said[msg] {
-			said[msg] = true
-			warnf(w)("%s", msg)
-		}
 	}
 }
 
@@ -192,9 +176,7 @@ func warnUnmatchedIn(w io.Writer, f *pipeline.Filter, in string) {
 }
 
 // usageError is a mistake on the command line.
-type usageError struct{ msg, hint string }
-
-func (e usageError) Error() string { return e.msg }
+type usageError = binlogcdc.UsageError
 
 // report prints err as one line with a hint, and maps it to an exit code.
 func report(err error, stderr io.Writer) int {
@@ -226,7 +208,7 @@ func report(err error, stderr io.Writer) int {
 		}
 		return exitSetup
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "binlogcdc: %s\nhint: %s\n", ue.msg, ue.hint)
+		fmt.Fprintf(stderr, "binlogcdc: %s\nhint: %s\n", ue.Msg, ue.Hint)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "binlogcdc: interrupted")
@@ -246,4 +228,9 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hint: %s\n", h)
 	}
 	return exitError
+}
+
+// cmdInfof returns a printer of notes to w.
+func cmdInfof(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, "binlogcdc: "+format+"\n", args...) }
 }

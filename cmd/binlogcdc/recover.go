@@ -2,69 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"strings"
-	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/spf13/pflag"
-
-	"github.com/binlogcdc/binlogcdc/binlog"
-	"github.com/binlogcdc/binlogcdc/change"
-	"github.com/binlogcdc/binlogcdc/pipeline"
-	recovery "github.com/binlogcdc/binlogcdc/recover"
-	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
-	"github.com/binlogcdc/binlogcdc/sink/sqltext"
-	"github.com/binlogcdc/binlogcdc/tablemap"
+	"github.com/binlogcdc/binlogcdc"
 )
 
-// RecoverOptions are the flags of 'binlogcdc recover'.
-type RecoverOptions struct {
-	Table         string
-	List          bool
-	Incarnation   int
-	Before        string
-	As            string
-	StartPosition string
-	StopPosition  string
-	Output        string
-
-	To             string
-	ToPasswordFile string
-	ToSSLMode      string
-	ToSSLCA        string
-	OnConflict     string
-	MemoryBudget   int
-	CPUProfile     string // debugging aids (profile.go)
-	MemProfile     string
-
-	Remote RemoteOptions // --source mysql://… (remote.go)
-}
-
-// AddFlags binds the flags to o.
-func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Table, "table", "", "the table to recover: `db.table` (required)")
-	f.BoolVar(&o.List, "list", false, "list the table's incarnations in the binlogs and exit")
-	f.IntVar(&o.Incarnation, "incarnation", 0, "recover incarnation `N` of --list (default: the last one dropped or truncated)")
-	f.StringVar(&o.Before, "before", "", "recover the last incarnation dropped or truncated before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
-	f.StringVar(&o.As, "as", "", "create the table as `db.table` instead of its own name")
-	f.StringVar(&o.StartPosition, "start-position", "", "read the binlogs from `FILE:POS`, a transaction boundary (e.g. the binlog position of a backup)")
-	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
-	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout")
-	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (port 3306 when left out; changes are applied exactly once, conflicts are never silent)")
-	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
-	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
-	f.StringVar(&o.ToSSLCA, "to-ssl-ca", "", "CA certificate `FILE` (PEM) for --to-ssl-mode verify-ca / verify-identity")
-	f.StringVar(&o.OnConflict, "on-conflict", "error", "with --to: an UPDATE/DELETE that matches no row or an INSERT that hits a duplicate key: `error` (stop), overwrite, or skip")
-	f.IntVar(&o.MemoryBudget, "memory-budget", recovery.DefaultMemoryBudget>>20, "keep up to `MB` of the rebuilt table's rows in memory, then move them to a temporary on-disk store under $TMPDIR (0: on disk from the start); a transaction's changes wait for its commit in memory up to 8 MiB or this, if smaller, then in a spill file there")
-	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // hidden; profile.go
-	o.Remote.AddFlags(f, false)                      // remote.go: --source, --from
-}
-
-const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE...
+const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE... (or ARCHIVE-DIR, as for read)
        binlogcdc recover --table db.table --source mysql://user@host:port --from earliest [flags]
 
 Rebuilds a table that was dropped or truncated from its row changes in the
@@ -77,9 +20,12 @@ An incarnation renamed away and dropped under another name is followed.
 recovered, --incarnation N or --before TIME picks another.
 
 The table's schema is the binlog's CREATE TABLE statement when the
-incarnation was created inside the binlogs and never altered, else it is
-built from the table's last TABLE_MAP (binlog_row_metadata=FULL; the
-output says what that cannot carry: defaults, secondary indexes…).
+incarnation was created inside the binlogs, with the ALTER TABLEs that
+followed it applied (each checked against the TABLE_MAPs after it); else
+it is built from the table's last TABLE_MAP (binlog_row_metadata=FULL;
+the output says what that cannot carry: defaults, secondary indexes…).
+Rows written before an ALTER are converted as the server converted them;
+what cannot be reproduced exactly is reported (see docs/recover.md).
 
 Output: SQL on stdout (CREATE TABLE and multi-row INSERTs with exact
 literals; the table is rebuilt in memory up to --memory-budget, then in a
@@ -103,354 +49,23 @@ Flags:
 `
 
 func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o RecoverOptions
+	var o binlogcdc.RecoverOptions
 	f, err := parseFlags("recover", recoverUsage, args, stderr, o.AddFlags)
 	if err != nil {
 		return err
 	}
-	if err := o.Remote.check(f, o.StartPosition != ""); err != nil { // remote.go
+	files, cleanup, err := o.CheckFlags(f, f.Args())
+	defer cleanup()
+	if err != nil {
 		return err
-	}
-	if f.NArg() == 0 && o.Remote.Conn.Source == "" {
-		return usageError{msg: "no binlog files given", hint: "binlogcdc recover --table shop.orders /var/lib/mysql/binlog.index (or --source mysql://user@host:port --from earliest)"}
-	}
-	if o.To == "" {
-		for _, n := range []string{"to-password-file", "to-ssl-mode", "to-ssl-ca", "on-conflict"} {
-			if f.Changed(n) {
-				return usageError{msg: "--" + n + " needs --to", hint: "--to mysql://user@host:3306/"}
-			}
-		}
-	} else if f.Changed("output") {
-		return usageError{msg: "--to restores into a server; there is nothing to write to --output", hint: "drop --output"}
-	}
-	if o.To != "" { // the DSN parses before the binlogs are read
-		ropts := ReplayOptions{To: o.To, ToPasswordFile: o.ToPasswordFile, ToSSLMode: o.ToSSLMode, ToSSLCA: o.ToSSLCA}
-		if _, err := ropts.targetConfig(); err != nil {
-			return err
-		}
-	}
-	var files []string
-	if err := checkReadFiles(connFiles(o.Remote.Conn), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}); err != nil { // args.go
-		return err
-	}
-	if o.Remote.Conn.Source == "" {
-		var cleanup func()
-		files, cleanup, err = checkInputs(f.Args(), map[string]string{"-o": o.Output, "--cpuprofile": o.CPUProfile, "--memprofile": o.MemProfile}, true) // args.go
-		defer cleanup()
-		if err != nil {
-			return err
-		}
 	}
 	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
 	if err != nil {
 		return err
 	}
-	err = runRecover(ctx, o, files, stdout, stderr)
+	err = binlogcdc.Recover(ctx, o, files, stdout, stderr)
 	if perr := stopProfile(); perr != nil && err == nil {
 		err = perr
 	}
 	return err
-}
-
-// splitTable parses db.table (either part backquoted: `d.b`.`x“y`).
-func splitTable(flag, s string) (db, table string, err error) {
-	db, table, err = pipeline.ParseTableName(s)
-	if err != nil {
-		return "", "", usageError{msg: fmt.Sprintf("--%s: %v (not %q)", flag, err, s), hint: "--" + flag + " shop.orders, or --" + flag + " '`my.db`.`my.table`'"}
-	}
-	return db, table, nil
-}
-
-func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, stderr io.Writer) error {
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "binlogcdc: "+format+"\n", args...) }
-	if o.Table == "" {
-		return usageError{msg: "--table is required", hint: "--table shop.orders"}
-	}
-	if o.MemoryBudget < 0 {
-		return usageError{msg: fmt.Sprintf("--memory-budget is a number of MB, not %d", o.MemoryBudget), hint: "--memory-budget 64"}
-	}
-	ro := recovery.Options{Files: files, MemoryBudget: max(1, int64(o.MemoryBudget)<<20)} // 0: on disk from the first row
-	var err error
-	if ro.DB, ro.Table, err = splitTable("table", o.Table); err != nil {
-		return err
-	}
-	outDB, outName := ro.DB, ro.Table
-	if o.As != "" {
-		if outDB, outName, err = splitTable("as", o.As); err != nil {
-			return err
-		}
-	}
-	if o.StartPosition != "" {
-		if ro.Start, err = parsePosition(o.StartPosition); err != nil {
-			return usageError{msg: "--start-position: " + err.Error(), hint: "--start-position binlog.000042:4"}
-		}
-	}
-	if o.StopPosition != "" {
-		if ro.Stop, err = parsePosition(o.StopPosition); err != nil {
-			return usageError{msg: "--stop-position: " + err.Error(), hint: "--stop-position binlog.000042:1234"}
-		}
-	}
-	var beforeTime time.Time
-	if o.Before != "" {
-		if beforeTime, err = parseTime(o.Before); err != nil {
-			return usageError{msg: "--before: " + err.Error(), hint: "--before '2024-06-15 12:00:00' (UTC)"}
-		}
-	}
-	if o.Before != "" && o.Incarnation != 0 {
-		return usageError{msg: "--before and --incarnation both pick an incarnation", hint: "use one of them"}
-	}
-	policy, err := mysqlsink.ParsePolicy(o.OnConflict)
-	if err != nil {
-		return usageError{msg: "--on-conflict: " + err.Error(), hint: "--on-conflict skip"}
-	}
-
-	// --source (remote.go): the server's binlogs up to their end now, read
-	// once per pass over the network (nothing is spooled to disk).
-	if err := o.Remote.connect(ctx, logf); err != nil {
-		return err
-	}
-	if o.Remote.remote {
-		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
-			return o.Remote.open(ctx, nil, from)
-		}
-	} else {
-		// The files are read more than once: a ROTATE that could not be
-		// followed is told once.
-		warn := onceWarnf(stderr)
-		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
-			return openFiles(files, from, warn)
-		}
-	}
-	h, err := recovery.Load(ctx, ro)
-	if err != nil {
-		return err
-	}
-	if o.List {
-		return h.WriteList(stdout)
-	}
-	var inc *recovery.Incarnation
-	switch {
-	case o.Incarnation != 0:
-		inc, err = h.Number(o.Incarnation)
-	case o.Before != "":
-		inc, err = h.Before(beforeTime)
-	default:
-		inc, err = h.Last()
-	}
-	if err != nil {
-		return err
-	}
-	logf("recovering incarnation #%d of %d of %s.%s: created %s, ended %s; %d inserts, %d updates, %d deletes",
-		inc.N, len(h.Incarnations), ro.DB, ro.Table, inc.CreatedText(ro.DB, ro.Table), inc.EndedText(ro.DB, ro.Table), inc.Inserts, inc.Updates, inc.Deletes)
-	if !inc.InBinlogs() {
-		logf("%s.%s existed before the binlogs (they start at %s:%d): they hold only its changes since, not the rows it had then",
-			ro.DB, ro.Table, h.First.File, h.First.Offset)
-	}
-
-	if o.As == "" {
-		// Names match case-insensitively: rebuild it as the binlogs spell it.
-		for _, n := range inc.Names() {
-			if strings.EqualFold(n.DB, ro.DB) && strings.EqualFold(n.Table, ro.Table) {
-				outDB, outName = n.DB, n.Table
-			}
-		}
-	}
-	if o.To != "" {
-		return recoverTo(ctx, o, h, inc, outDB, outName, policy, stderr, logf)
-	}
-
-	s, err := h.Schema(inc, outDB, outName, h.MariaDB)
-	if err != nil {
-		return err
-	}
-	logf("schema: %s", s.From)
-	for _, w := range s.Warnings {
-		logf("warning: %s", w)
-	}
-	rows, res, err := h.Rebuild(ctx, inc, s)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	out := stdout
-	if o.Output != "" {
-		f, err := os.Create(o.Output)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	header := []string{
-		fmt.Sprintf("binlogcdc recover: %s.%s, incarnation #%d of %d, as %s", ro.DB, ro.Table, inc.N, len(h.Incarnations), tablemap.QuoteIdent(outDB)+"."+tablemap.QuoteIdent(outName)),
-		"created: " + inc.CreatedText(ro.DB, ro.Table),
-		"ended:   " + inc.EndedText(ro.DB, ro.Table),
-		"schema:  " + s.From,
-		fmt.Sprintf("rows:    %d (from %d inserts, %d updates, %d deletes)", res.Rows, res.Inserts, res.Updates, res.Deletes),
-	}
-	for _, w := range append(append([]string(nil), s.Warnings...), res.Notes...) {
-		header = append(header, "warning: "+w)
-	}
-	if err := recovery.WriteSQL(out, header, s, outDB, rows); err != nil {
-		return err
-	}
-	if o.Output != "" {
-		if err := out.(*os.File).Close(); err != nil {
-			return err
-		}
-	}
-	logf("wrote %s.%s: %d rows (replayed %d inserts, %d updates, %d deletes)", outDB, outName, res.Rows, res.Inserts, res.Updates, res.Deletes)
-	reportResult(logf, h, inc, res, false, false)
-	return nil
-}
-
-// reportResult prints the notes and conflicts of a replay.
-// applied: into a server; existed: into a table that was there (a backup).
-func reportResult(logf func(string, ...any), h *recovery.History, inc *recovery.Incarnation, res *recovery.Result, applied, existed bool) {
-	for _, n := range res.Notes {
-		logf("warning: %s", n)
-	}
-	if res.Partial > 0 {
-		logf("warning: %d rows lack some columns in the binlog (binlog_row_image MINIMAL or NOBLOB): their INSERTs leave those columns to the table's DEFAULT", res.Partial)
-	}
-	c := res.Conflicts
-	if !inc.InBinlogs() {
-		what := "were left out"
-		if applied {
-			what = "were applied to the rows the target has (from your backup, if you restored one)"
-		}
-		logf("%d updates and %d deletes refer to rows the binlogs never inserted (rows the table had before the binlogs); they %s", c.UpdateMissing, c.DeleteMissing, what)
-		if c.InsertExisting > 0 {
-			logf("%d inserts hit a key the binlogs had already inserted", c.InsertExisting)
-		}
-		if existed {
-			return
-		}
-		logf("to restore the table completely: restore your last backup, then run 'binlogcdc recover --table %s.%s --to mysql://user@that-server/ --start-position FILE:POS', with the backup's binlog position (see the README)", h.DB, h.Table)
-		return
-	}
-	if c.Total() > 0 {
-		logf("conflicts: %d updates and %d deletes of rows never inserted in the binlogs, %d inserts of a key that already held a row, %d changes whose row could not be identified (no primary key, partial image)",
-			c.UpdateMissing, c.DeleteMissing, c.InsertExisting, c.Unidentifiable)
-		logf("the binlogs given do not hold the table's whole history (a missing file?); the later change won each conflict")
-	}
-}
-
-// recoverTo restores into a server through sink/mysql.
-func recoverTo(ctx context.Context, o RecoverOptions, h *recovery.History, inc *recovery.Incarnation, db, name string,
-	policy mysqlsink.Policy, stderr io.Writer, logf func(string, ...any)) error {
-	ropts := ReplayOptions{To: o.To, ToPasswordFile: o.ToPasswordFile, ToSSLMode: o.ToSSLMode, ToSSLCA: o.ToSSLCA}
-	cfg, err := ropts.targetConfig()
-	if err != nil {
-		return err
-	}
-	conn, err := client.ConnectWithContext(ctx, cfg.Addr, cfg.User, cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
-		if cfg.TLS != nil {
-			c.SetTLSConfig(cfg.TLS)
-		}
-		return c.SetCollation("utf8mb4_general_ci")
-	})
-	if err != nil && cfg.TLS != nil && cfg.TLSPreferred && strings.Contains(err.Error(), "TLS") {
-		conn, err = client.ConnectWithContext(ctx, cfg.Addr, cfg.User, cfg.Password, "", 10*time.Second)
-	}
-	if err != nil {
-		return fmt.Errorf("target %s: %w", cfg.Addr, err)
-	}
-	defer conn.Close()
-	for _, q := range sqltext.SessionSetup {
-		if _, err := conn.Execute(q); err != nil {
-			return fmt.Errorf("target: %s: %w", q, err)
-		}
-	}
-	mariadb := strings.Contains(strings.ToLower(conn.GetServerVersion()), "mariadb")
-	s, err := h.Schema(inc, db, name, mariadb)
-	if err != nil {
-		return err
-	}
-	logf("schema: %s", s.From)
-	for _, w := range s.Warnings {
-		logf("warning: %s", w)
-	}
-
-	replica := "recover " + db + "." + name
-	if len(replica) > 191 {
-		replica = replica[:191]
-	}
-	who, err := mysqlsink.Describe(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	logf("target: %s, as replica %q", who, replica)
-	cp, resuming, err := mysqlsink.ReadCheckpoint(ctx, cfg, replica)
-	if err != nil {
-		return err
-	}
-	exists, err := tableExists(conn, db, name)
-	if err != nil {
-		return err
-	}
-	target := tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name)
-	switch {
-	case resuming:
-		logf("resuming an interrupted recover at %s:%d (the target's checkpoint %q)", cp.Next.File, cp.Next.Offset, replica)
-	case exists && inc.InBinlogs():
-		return fmt.Errorf("%s already exists on the target: recovering into it would mix the recovered rows with its own; "+
-			"drop it, or recover under another name with --as db.other_name", target)
-	case exists:
-		logf("applying the binlogs' changes to the existing %s (restored from a backup taken at the --start-position, presumably)", target)
-	default:
-		if !inc.InBinlogs() {
-			logf("warning: %s does not exist on the target: only the rows the binlogs inserted can be recovered "+
-				"(the updates and deletes of its older rows conflict: see --on-conflict; restore a backup first for the whole table)", target)
-		}
-		if _, err := conn.Execute("CREATE DATABASE IF NOT EXISTS " + tablemap.QuoteIdent(db)); err != nil {
-			return fmt.Errorf("target: %w", err)
-		}
-		if _, err := conn.Execute(s.CreateSQL); err != nil {
-			return fmt.Errorf("target: creating %s: %w\n%s", target, err, s.CreateSQL)
-		}
-		logf("created %s", target)
-	}
-
-	sk, err := mysqlsink.Open(ctx, cfg, mysqlsink.Options{
-		Replica: replica, OnConflict: policy, Logf: logf,
-		CreateTable: func(*tablemap.Table, bool) (string, error) { return s.CreateSQL, nil },
-	})
-	if err != nil {
-		return err
-	}
-	var from change.Position
-	if c, ok := sk.Checkpoint(); ok {
-		from = c.Next
-	}
-	res, err := h.Apply(ctx, inc, s, sk, from)
-	st := sk.Stats()
-	st.Print(stderr)
-	if err != nil {
-		return err
-	}
-	// Done: forget the checkpoint, so that running recover again starts
-	// afresh (and reports conflicts) instead of doing nothing.
-	if _, err := conn.Execute("DELETE FROM `binlogcdc`.`checkpoint` WHERE replica = ?", replica); err != nil {
-		logf("warning: removing the checkpoint %q: %v", replica, err)
-	}
-	logf("restored %s: replayed %d inserts, %d updates, %d deletes", target, res.Inserts, res.Updates, res.Deletes)
-	if from.File != "" {
-		logf("(counts since the resume point)")
-	}
-	reportResult(logf, h, inc, res, true, exists)
-	return nil
-}
-
-func tableExists(c *client.Conn, db, name string) (bool, error) {
-	r, err := c.Execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", db, name)
-	if err != nil {
-		return false, fmt.Errorf("target: information_schema: %w", err)
-	}
-	defer r.Close()
-	n, err := r.GetInt(0, 0)
-	if err != nil {
-		return false, errors.New("target: information_schema: no result")
-	}
-	return n > 0, nil
 }

@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
-	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
 
@@ -36,49 +33,6 @@ func TestReplayFlagErrors(t *testing.T) {
 		if code := run(tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, code, errb.String(), exitUsage, tc.msg)
 		}
-	}
-}
-
-func TestDDLFlag(t *testing.T) {
-	for _, tc := range []struct {
-		args   []string
-		replay bool
-		on     bool
-		mode   string
-	}{
-		{nil, false, false, ""},
-		{[]string{"--ddl"}, false, true, "apply"},
-		{[]string{"--ddl=false"}, false, false, "skip"},
-		{[]string{"--format", "sql"}, true, true, "apply"},
-		{[]string{"--format", "sql", "--ddl=skip"}, true, false, "skip"},
-		{[]string{"--format", "sql", "--ddl"}, true, true, "apply"},
-	} {
-		var o ReadOptions
-		f := pflag.NewFlagSet("read", pflag.ContinueOnError)
-		o.AddFlags(f)
-		if err := f.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Replay.check(f, &o.DDL); err != nil {
-			t.Fatal(err)
-		}
-		if o.Replay.enabled() != tc.replay || o.DDL != tc.on || o.Replay.ddl != tc.mode {
-			t.Errorf("%q: replay %v, DDL %v, mode %q; want %v, %v, %q", tc.args, o.Replay.enabled(), o.DDL, o.Replay.ddl, tc.replay, tc.on, tc.mode)
-		}
-	}
-}
-
-func TestResumeFiles(t *testing.T) {
-	files := []string{"/d/binlog.000002", "/d/binlog.000003"}
-	at := func(f string, off uint64) change.Position { return change.Position{File: f, Offset: off} }
-	if s, done, err := resumeFiles(files, at("binlog.000003", 77)); err != nil || done || s != at("binlog.000003", 77) {
-		t.Errorf("inside: %v %v %v", s, done, err)
-	}
-	if _, done, err := resumeFiles(files, at("binlog.000004", 4)); err != nil || !done {
-		t.Errorf("past the files: done %v, %v", done, err)
-	}
-	if _, _, err := resumeFiles(files, at("binlog.000001", 900)); err == nil || !strings.Contains(err.Error(), "not among the files given") {
-		t.Errorf("before the files: %v", err)
 	}
 }
 

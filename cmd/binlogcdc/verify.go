@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 
+	"github.com/binlogcdc/binlogcdc"
 	"github.com/spf13/pflag"
-
-	"github.com/binlogcdc/binlogcdc/pipeline"
-	"github.com/binlogcdc/binlogcdc/verify"
 )
 
 const verifyUsage = `Usage:
@@ -46,19 +42,8 @@ failed.
 Flags:
 `
 
-// VerifyOptions are verify's flags.
-type VerifyOptions struct {
-	Conn          ConnOptions
-	Target        ReplayOptions // To, ToPasswordFile, ToSSLMode, ToSSLCA
-	Tables        []string
-	ExcludeTables []string
-	MaxRows       int
-	HashRows      bool
-	StrictSchema  bool
-}
-
 func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o VerifyOptions
+	var o binlogcdc.VerifyOptions
 	f, err := parseFlags("verify", verifyUsage, args, stderr, func(f *pflag.FlagSet) {
 		o.Conn.AddFlags(f)
 		f.MarkHidden("server-id") // verify does not replicate
@@ -77,48 +62,7 @@ func runVerifyArgs(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if f.NArg() > 0 {
-		return usageError{msg: fmt.Sprintf("verify takes no arguments (got %q)", f.Arg(0)), hint: "binlogcdc verify --source mysql://user@db1:3306 --to mysql://user@backup:3306/"}
+		return usageError{Msg: fmt.Sprintf("verify takes no arguments (got %q)", f.Arg(0)), Hint: "binlogcdc verify --source mysql://user@db1:3306 --to mysql://user@backup:3306/"}
 	}
-	if o.Target.To == "" {
-		return usageError{msg: "--to is required: the copy to compare with --source", hint: "--to mysql://user@backup:3306/"}
-	}
-	filter, err := pipeline.NewFilter(o.Tables, o.ExcludeTables)
-	if err != nil {
-		return usageError{msg: err.Error(), hint: "--tables shop.orders --tables 'shop.*'"}
-	}
-	live, err := o.Conn.liveConfig("verify")
-	if err != nil {
-		return err
-	}
-	dst, err := o.Target.targetConfig()
-	if err != nil {
-		return err
-	}
-	srcConn, err := verify.Dial(ctx, verify.Config{Addr: net.JoinHostPort(live.Host, strconv.Itoa(int(live.Port))),
-		User: live.User, Password: string(live.Password), TLS: live.TLS, TLSPreferred: o.Conn.SSLMode == "preferred"})
-	if err != nil {
-		return fmt.Errorf("--source %s: %w", o.Conn.redactedSource(), err)
-	}
-	defer srcConn.Close()
-	dstConn, err := verify.Dial(ctx, verify.Config{Addr: dst.Addr, User: dst.User, Password: dst.Password, TLS: dst.TLS, TLSPreferred: dst.TLSPreferred})
-	if err != nil {
-		return fmt.Errorf("--to: %w", err)
-	}
-	defer dstConn.Close()
-	// A signal ends the queries under way: closing the connections is
-	// the only way go-mysql has.
-	stop := context.AfterFunc(ctx, func() { srcConn.Close(); dstConn.Close() })
-	defer stop()
-	rep, err := verify.Run(ctx, srcConn, dstConn, verify.Options{Select: filter.Table, MaxRows: o.MaxRows, StrictSchema: o.StrictSchema})
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("verify: %w", err)
-	}
-	rep.Write(stdout)
-	if n := len(rep.Differing()); n > 0 {
-		return fmt.Errorf("verify: %d of %d tables differ (listed on stdout)", n, len(rep.Tables))
-	}
-	return nil
+	return binlogcdc.Verify(ctx, o, stdout)
 }

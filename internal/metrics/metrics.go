@@ -20,7 +20,8 @@ import (
 // New sets its clock.
 type Stream struct {
 	rows         [4]atomic.Uint64 // committed row changes: insert, update, delete; [3] DDL
-	transactions atomic.Uint64
+	transactions atomic.Uint64    // committed with at least one change delivered
+	sourceTx     atomic.Uint64    // every source transaction read to its commit
 	events       atomic.Uint64
 	bytes        atomic.Uint64
 	reconnects   atomic.Uint64
@@ -32,6 +33,7 @@ type Stream struct {
 	connected    atomic.Bool
 	bufferedFunc atomic.Pointer[func() int64]
 	retriesFunc  atomic.Pointer[func() uint64]
+	verify       verifyState // live verification (verify.go)
 
 	// The checkpoint and the transactions it has not caught up with
 	// (once per transaction: a mutex is cheap enough).
@@ -98,19 +100,26 @@ func (s *Stream) Begin(pos change.Position) {
 	s.mu.Unlock()
 }
 
-// Commit counts a transaction delivered to the sink, with its rows by op
-// (indexed by change.Op - 1: insert, update, delete, DDL) and its commit
-// time at the source.
+// Commit counts a source transaction committed in the sink, with the
+// changes of it the sink received, by op (indexed by change.Op - 1:
+// insert, update, delete, DDL), and its commit time at the source. A
+// transaction whose changes were all filtered out counts only among the
+// source's transactions, not among those delivered.
 func (s *Stream) Commit(rows *[4]uint32, at time.Time) {
 	if s == nil {
 		return
 	}
+	delivered := false
 	for i, n := range rows {
 		if n != 0 {
 			s.rows[i].Add(uint64(n))
+			delivered = true
 		}
 	}
-	s.transactions.Add(1)
+	s.sourceTx.Add(1)
+	if delivered {
+		s.transactions.Add(1)
+	}
 	if !at.IsZero() {
 		s.lastCommitTS.Store(at.UnixNano())
 		lag := s.clock().Sub(at)
@@ -235,8 +244,12 @@ func (s *Stream) SetRetries(f func() uint64) {
 
 // Health says whether the stream is healthy: not disconnected for longer
 // than window, and, when transactions began after the checkpoint last
-// advanced, the checkpoint advanced within stall of the first of them.
+// advanced, the checkpoint advanced within stall of the first of them;
+// with live verification, its last pass proved the copy equal.
 func (s *Stream) Health(window, stall time.Duration) error {
+	if err := s.verifyHealth(); err != nil { // verify.go
+		return err
+	}
 	now := s.clock()
 	if d := s.disconnected.Load(); d != 0 {
 		if out := now.Sub(time.Unix(0, d)); out > window {

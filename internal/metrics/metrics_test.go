@@ -120,6 +120,7 @@ func TestServe(t *testing.T) {
 	s.Event(100)
 	s.Event(50)
 	s.Begin(change.Position{File: "b.000001", Offset: 100})
+	s.Commit(&[4]uint32{}, c.t.Add(-1600*time.Millisecond)) // all filtered out
 	s.Commit(&[4]uint32{3, 2, 1, 1}, c.t.Add(-1500*time.Millisecond))
 	s.Checkpoint(change.Position{File: "b.000001", Offset: 200})
 	s.Reconnect()
@@ -133,7 +134,7 @@ func TestServe(t *testing.T) {
 	}
 	for _, want := range []string{
 		`binlogcdc_rows_total{op="insert"} 3`, `binlogcdc_rows_total{op="update"} 2`, `binlogcdc_rows_total{op="delete"} 1`,
-		"binlogcdc_ddl_total 1", "binlogcdc_transactions_total 1", "binlogcdc_events_total 2", "binlogcdc_read_bytes_total 150",
+		"binlogcdc_ddl_total 1", "binlogcdc_transactions_total 1", "binlogcdc_source_transactions_total 2", "binlogcdc_events_total 2", "binlogcdc_read_bytes_total 150",
 		"binlogcdc_reconnects_total 1", "binlogcdc_source_connected 1", "binlogcdc_source_lag_seconds 1.5",
 		"binlogcdc_last_commit_timestamp_seconds 1.6999999985e+09", "binlogcdc_checkpoint_age_seconds 3",
 		"binlogcdc_sink_errors_total 0", "binlogcdc_sink_retries_total 4", "binlogcdc_sink_buffered_records 7",

@@ -67,7 +67,8 @@ func (h *Server) Close() error {
 var (
 	descRows         = prometheus.NewDesc("binlogcdc_rows_total", "Row changes delivered to the sink in committed transactions, by op.", []string{"op"}, nil)
 	descDDL          = prometheus.NewDesc("binlogcdc_ddl_total", "DDL statements delivered to the sink.", nil, nil)
-	descTransactions = prometheus.NewDesc("binlogcdc_transactions_total", "Source transactions delivered to the sink and committed there.", nil, nil)
+	descTransactions = prometheus.NewDesc("binlogcdc_transactions_total", "Source transactions with at least one change delivered to the sink, committed there (transactions whose changes were all filtered out are not counted).", nil, nil)
+	descSourceTx     = prometheus.NewDesc("binlogcdc_source_transactions_total", "Source transactions read to their commit, whether or not any of their changes passed the filters.", nil, nil)
 	descEvents       = prometheus.NewDesc("binlogcdc_events_total", "Binlog events read from the source.", nil, nil)
 	descBytes        = prometheus.NewDesc("binlogcdc_read_bytes_total", "Bytes of binlog events read from the source.", nil, nil)
 	descReconnects   = prometheus.NewDesc("binlogcdc_reconnects_total", "Attempts to connect to the source again after it was lost.", nil, nil)
@@ -78,6 +79,10 @@ var (
 	descSinkErrors   = prometheus.NewDesc("binlogcdc_sink_errors_total", "Failed writes to the sink (target server, Kafka, output file).", nil, nil)
 	descRetries      = prometheus.NewDesc("binlogcdc_sink_retries_total", "Transient errors of the sink that were retried (Kafka brokers unreachable or not ready).", nil, nil)
 	descBuffered     = prometheus.NewDesc("binlogcdc_sink_buffered_records", "Records handed to Kafka and not acknowledged yet.", nil, nil)
+	descVerifyRuns   = prometheus.NewDesc("binlogcdc_verify_runs_total", "Live verification passes that compared the target with the source to the end (--verify-every).", nil, nil)
+	descVerifyDiffs  = prometheus.NewDesc("binlogcdc_verify_differences_total", "Tables found differing between the source and the target, summed over the verification passes.", nil, nil)
+	descVerifyErrors = prometheus.NewDesc("binlogcdc_verify_errors_total", "Live verification passes that could not compare (a server unreachable, a query refused).", nil, nil)
+	descVerifyLastOK = prometheus.NewDesc("binlogcdc_verify_last_success_timestamp_seconds", "When the last verification pass that found every table equal ended (Unix time); 0 until one did.", nil, nil)
 )
 
 var opLabels = [...]string{"insert", "update", "delete"}
@@ -86,8 +91,9 @@ var opLabels = [...]string{"insert", "update", "delete"}
 type collector struct{ s *Stream }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descEvents, descBytes, descReconnects,
-		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered} {
+	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descSourceTx, descEvents, descBytes, descReconnects,
+		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered,
+		descVerifyRuns, descVerifyDiffs, descVerifyErrors, descVerifyLastOK} {
 		ch <- d
 	}
 }
@@ -105,6 +111,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descDDL, s.rows[3].Load())
 	counter(descTransactions, s.transactions.Load())
+	counter(descSourceTx, s.sourceTx.Load())
 	counter(descEvents, s.events.Load())
 	counter(descBytes, s.bytes.Load())
 	counter(descReconnects, s.reconnects.Load())
@@ -118,6 +125,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descLastCommit, float64(s.lastCommitTS.Load())/1e9) // 0 until the first one
 	cpAt, _ := s.checkpointState()
 	gauge(descCPAge, s.clock().Sub(cpAt).Seconds())
+	if s.verify.on.Load() { // verify.go: stream --verify-every
+		counter(descVerifyRuns, s.verify.runs.Load())
+		counter(descVerifyDiffs, s.verify.differences.Load())
+		counter(descVerifyErrors, s.verify.errors.Load())
+		gauge(descVerifyLastOK, s.verifyLastOK())
+	}
 	if f := s.retriesFunc.Load(); f != nil {
 		counter(descRetries, (*f)())
 	}

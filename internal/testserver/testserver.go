@@ -51,6 +51,11 @@ type Options struct {
 	// package's own flags, so they override them. They do not affect the
 	// template datadir (mariadb-install-db).
 	ExtraArgs []string
+	// Datadir, if set, is an existing datadir (absolute: a restored
+	// backup, mariadb-backup --copy-back) to start on instead of a copy
+	// of the template. Its parent directory gets the server's private
+	// tmpdir ("tmp"); the caller owns both (a t.TempDir()).
+	Datadir string
 }
 
 const (
@@ -130,14 +135,16 @@ func Start(tb testing.TB, opts Options) *Server {
 	// runs: cleanups run last-in first-out.
 	base := tb.TempDir()
 	dir := filepath.Join(base, "data")
-	if out, err := exec.Command("cp", "-a", tpl, dir).CombinedOutput(); err != nil {
+	if opts.Datadir != "" {
+		dir, base = opts.Datadir, filepath.Dir(opts.Datadir)
+	} else if out, err := exec.Command("cp", "-a", tpl, dir).CombinedOutput(); err != nil {
 		tb.Fatalf("testserver: copying template %s: %v: %s", tpl, err, out)
 	}
 	// A private tmpdir: at startup mariadbd deletes every "#sql*" file in
 	// its tmpdir (mysql_rm_tmp_tables), which with a shared /tmp removes
 	// the in-flight temporary tables of other servers ("Error on delete of
 	// '/tmp/#sql-temptable-...MAI'").
-	if err := os.Mkdir(filepath.Join(base, "tmp"), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(base, "tmp"), 0o700); err != nil && !(opts.Datadir != "" && os.IsExist(err)) {
 		tb.Fatal(err)
 	}
 	s := &Server{

@@ -3,7 +3,6 @@ package envelope
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -118,7 +117,7 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 		f.params = [][2]string{{"length", strconv.Itoa(c.Bits)}}
 		return f
 	case mysql.MYSQL_TYPE_FLOAT:
-		f.typ = "float"
+		f.typ = pick(d.dbl[c], "double", "float")
 	case mysql.MYSQL_TYPE_DOUBLE:
 		f.typ = "double"
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
@@ -132,17 +131,25 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 			f.params = [][2]string{{"scale", strconv.Itoa(c.Scale)}, {"connect.decimal.precision", strconv.Itoa(c.Precision)}}
 		}
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		if d.opts.TimePrecisionMode == TimeIsoString {
+			return logical("string", "io.debezium.time.IsoDate")
+		}
 		if d.opts.TimePrecisionMode == TimeConnect {
 			return logical("int32", "org.apache.kafka.connect.data.Date")
 		}
 		return logical("int32", "io.debezium.time.Date")
 	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		if d.opts.TimePrecisionMode == TimeIsoString {
+			return logical("string", "io.debezium.time.IsoTime")
+		}
 		if d.opts.TimePrecisionMode == TimeConnect {
 			return logical("int32", "org.apache.kafka.connect.data.Time")
 		}
 		return logical("int64", "io.debezium.time.MicroTime")
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
 		switch {
+		case d.opts.TimePrecisionMode == TimeIsoString:
+			return logical("string", "io.debezium.time.IsoTimestamp")
 		case d.opts.TimePrecisionMode == TimeConnect:
 			return logical("int64", "org.apache.kafka.connect.data.Timestamp")
 		case c.FSP <= 3:
@@ -153,10 +160,10 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 		return logical("string", "io.debezium.time.ZonedTimestamp")
 	case mysql.MYSQL_TYPE_ENUM:
 		f = logical("string", "io.debezium.data.Enum")
-		f.params = [][2]string{{"allowed", strings.Join(c.EnumValues, ",")}}
+		f.params = [][2]string{{"allowed", escapeAllowed(c.EnumValues)}}
 	case mysql.MYSQL_TYPE_SET:
 		f = logical("string", "io.debezium.data.EnumSet")
-		f.params = [][2]string{{"allowed", strings.Join(c.SetValues, ",")}}
+		f.params = [][2]string{{"allowed", escapeAllowed(c.SetValues)}}
 	case mysql.MYSQL_TYPE_JSON:
 		return logical("string", "io.debezium.data.Json")
 	case mysql.MYSQL_TYPE_GEOMETRY:
@@ -177,7 +184,7 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 		f.items = &fieldSchema{typ: "float"}
 	default: // strings and binary strings
 		if c.IsBinary() {
-			f.typ = "bytes"
+			f.typ = d.binarySchema()
 		} else {
 			f.typ = "string"
 		}

@@ -23,7 +23,8 @@ type debezium struct {
 	tables  map[*tablemap.Table]*dbzTable
 	srcHead []byte // `"source":{"version":…,"connector":"mysql","name":…,"ts_ms":`
 	big     big.Int
-	err     error // a value the chosen modes cannot represent
+	err     error                     // a value the chosen modes cannot represent
+	dbl     map[*tablemap.Column]bool // FLOAT(M,D) columns (dbzmodes.go)
 	pieces
 }
 
@@ -51,6 +52,12 @@ func (d *debezium) table(t *tablemap.Table) *dbzTable {
 	}
 	if d.tables == nil || len(d.tables) > 4096 {
 		d.tables = map[*tablemap.Table]*dbzTable{}
+		d.dbl = map[*tablemap.Column]bool{}
+	}
+	for i := range t.Columns {
+		if c := &t.Columns[i]; c.Type == mysql.MYSQL_TYPE_FLOAT && d.floatDouble(t, c) {
+			d.dbl[c] = true
+		}
 	}
 	k := &dbzTable{}
 	for _, c := range t.Columns {
@@ -226,13 +233,19 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		case change.String, change.Enum, change.Set, change.JSON:
 			return d.str(b, v.Bytes())
 		case change.Bytes:
-			return d.base64(b, v.Bytes())
+			return d.appendBinary(b, v.Bytes())
 		}
 	}
 	switch v.Kind() {
 	case change.Null, change.Absent:
 		return append(b, "null"...)
 	case change.Int:
+		if col.Type == mysql.MYSQL_TYPE_YEAR && v.Int() == 0 {
+			// Debezium's binlog reader reads YEAR as 1900 + the stored
+			// byte: the zero year 0000 is 1900 (snapshot rows too, so
+			// that a row reads the same from either).
+			return append(b, "1900"...)
+		}
 		return strconv.AppendInt(b, v.Int(), 10)
 	case change.Uint:
 		if col.Type == mysql.MYSQL_TYPE_BIT {
@@ -257,6 +270,9 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		}
 		return strconv.AppendUint(b, v.Uint(), 10)
 	case change.Float32:
+		if d.dbl[col] { // FLOAT(M,D): the float's value as a double
+			return appendFloat(b, float64(v.Float32()), 64)
+		}
 		return appendFloat(b, float64(v.Float32()), 32)
 	case change.Float64:
 		return appendFloat(b, v.Float(), 64)
@@ -273,13 +289,19 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		}
 		return d.appendDecimalBytes(b, v.Bytes())
 	case change.Date:
+		if d.opts.TimePrecisionMode == TimeIsoString {
+			return d.appendIsoDate(b, col, v.Bytes())
+		}
 		y, m, dd, ok := parseDate(v.Bytes())
 		if !ok {
 			return zeroTemporal(b, col, "0")
 		}
-		return strconv.AppendInt(b, daysFromCivil(y, m, dd), 10)
+		return strconv.AppendInt(b, daysFromCivil(d.adjustYear(y), m, dd), 10)
 	case change.Datetime:
-		us, ok := parseDatetime(v.Bytes())
+		if d.opts.TimePrecisionMode == TimeIsoString {
+			return d.appendIsoDatetime(b, col, v.Bytes())
+		}
+		us, ok := d.adjustedDatetime(v.Bytes())
 		if !ok {
 			return zeroTemporal(b, col, "0")
 		}
@@ -298,6 +320,9 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 		b = append(b, s[11:]...)
 		return append(b, 'Z', '"')
 	case change.Time:
+		if d.opts.TimePrecisionMode == TimeIsoString {
+			return d.appendIsoTime(b, col, v)
+		}
 		us, ok := parseTime(v.Bytes())
 		if !ok {
 			return append(b, "null"...)
@@ -319,7 +344,7 @@ func (d *debezium) appendValue(b []byte, col *tablemap.Column, v change.Value) [
 	case change.Set:
 		return appendStringBytes(b, v.SetText()) // a member '' too, as Debezium joins them
 	case change.Bytes:
-		return appendBase64(b, v.Bytes())
+		return d.appendBinary(b, v.Bytes())
 	case change.JSON:
 		if len(v.Bytes()) == 0 {
 			if col.Nullable {

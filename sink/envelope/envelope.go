@@ -84,6 +84,12 @@ const (
 
 	TimeAdaptiveMicros = "adaptive_time_microseconds"
 	TimeConnect        = "connect"
+	TimeIsoString      = "isostring"
+
+	BinaryBytes   = "bytes"
+	BinaryBase64  = "base64"
+	BinaryBase64U = "base64-url-safe"
+	BinaryHex     = "hex"
 
 	BigintLong    = "long"
 	BigintPrecise = "precise"
@@ -103,14 +109,30 @@ type Options struct {
 	// (default), string or double.
 	DecimalHandlingMode string
 	// TimePrecisionMode is Debezium's time.precision.mode:
-	// adaptive_time_microseconds (default) or connect.
+	// adaptive_time_microseconds (default), connect or isostring.
 	TimePrecisionMode string
+	// BinaryHandlingMode is Debezium's binary.handling.mode: bytes
+	// (default: Connect bytes, base64 in JSON), base64, base64-url-safe
+	// or hex (strings).
+	BinaryHandlingMode string
+	// NoTimeAdjuster is Debezium's enable.time.adjuster=false: DATE and
+	// DATETIME years 0-99 are written as they are, not as 2000-2069 and
+	// 1970-1999.
+	NoTimeAdjuster bool
+	// FloatDouble names the FLOAT columns declared FLOAT(M,D), which
+	// Debezium writes as double (the binlog does not say): "db.table.col"
+	// patterns, with * matching any run of characters.
+	FloatDouble []string
 	// BigintUnsignedHandlingMode is Debezium's
 	// bigint.unsigned.handling.mode: long (default) or precise.
 	BigintUnsignedHandlingMode string
 	// WithSchema adds the Kafka Connect schema (JsonConverter
 	// schemas.enable=true) to Debezium's keys and values.
 	WithSchema bool
+
+	// MaxwellRowQuery is Maxwell's output_row_query: each row carries
+	// "query", the statement that made it (change.Change.Query).
+	MaxwellRowQuery bool
 
 	// Now is the clock of the processing times (Debezium's ts_ms,
 	// Canal's ts); default time.Now.
@@ -137,6 +159,9 @@ func New(opts Options) (Encoder, error) {
 	if opts.BigintUnsignedHandlingMode == "" {
 		opts.BigintUnsignedHandlingMode = BigintLong
 	}
+	if opts.BinaryHandlingMode == "" {
+		opts.BinaryHandlingMode = BinaryBytes
+	}
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -144,7 +169,7 @@ func New(opts Options) (Encoder, error) {
 	case "debezium":
 		return newDebezium(opts), nil
 	case "maxwell":
-		return &maxwell{}, nil
+		return &maxwell{query: opts.MaxwellRowQuery}, nil
 	case "canal":
 		return &canal{now: opts.Now}, nil
 	}
@@ -163,15 +188,27 @@ func (o Options) check() error {
 	if err := bad("decimal handling mode", o.DecimalHandlingMode, DecimalPrecise, DecimalString, DecimalDouble); err != nil {
 		return err
 	}
-	if err := bad("time precision mode", o.TimePrecisionMode, TimeAdaptiveMicros, TimeConnect); err != nil {
+	if err := bad("time precision mode", o.TimePrecisionMode, TimeAdaptiveMicros, TimeConnect, TimeIsoString); err != nil {
 		return err
+	}
+	if err := bad("binary handling mode", o.BinaryHandlingMode, BinaryBytes, BinaryBase64, BinaryBase64U, BinaryHex); err != nil {
+		return err
+	}
+	for _, p := range o.FloatDouble {
+		if strings.Count(p, ".") != 2 {
+			return fmt.Errorf("envelope: FLOAT(M,D) column %q: want db.table.column (* matches any characters)", p)
+		}
 	}
 	if err := bad("bigint unsigned handling mode", o.BigintUnsignedHandlingMode, BigintLong, BigintPrecise); err != nil {
 		return err
 	}
 	if o.Format != "debezium" && (o.WithSchema || o.DecimalHandlingMode != DecimalPrecise ||
-		o.TimePrecisionMode != TimeAdaptiveMicros || o.BigintUnsignedHandlingMode != BigintLong) {
-		return fmt.Errorf("envelope: the schema and the decimal, time and bigint modes are Debezium's options: they need the debezium format")
+		o.TimePrecisionMode != TimeAdaptiveMicros || o.BigintUnsignedHandlingMode != BigintLong ||
+		o.BinaryHandlingMode != BinaryBytes || o.NoTimeAdjuster || len(o.FloatDouble) > 0) {
+		return fmt.Errorf("envelope: the schema, the decimal, time, bigint and binary modes, the time adjuster and FLOAT(M,D) columns are Debezium's options: they need the debezium format")
+	}
+	if o.Format != "maxwell" && o.MaxwellRowQuery {
+		return fmt.Errorf("envelope: the row query is Maxwell's option (output_row_query): it needs the maxwell format")
 	}
 	return nil
 }

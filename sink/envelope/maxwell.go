@@ -14,6 +14,7 @@ import (
 // known only at the transaction's end, so records are left open for
 // AppendTail.
 type maxwell struct {
+	query    bool // output_row_query: each row's "query"
 	tables   map[*tablemap.Table]*mxTable
 	file     string // the last position's file, and it JSON-escaped
 	fileJSON []byte
@@ -21,7 +22,7 @@ type maxwell struct {
 }
 
 type mxTable struct {
-	head []byte   // `{"database":…,"table":…,"type":"`
+	head []byte   // `{"database":…,"table":…`
 	cols [][]byte // `"name":` per column
 	pkc  []byte   // `,"primary_key_columns":[…]`
 	key  []byte   // `{"database":…,"table":…`
@@ -41,7 +42,6 @@ func (m *maxwell) table(t *tablemap.Table) *mxTable {
 	k.head = append(k.head, `,"table":`...)
 	k.head = appendString(k.head, t.Name)
 	k.key = append(k.key, k.head...)
-	k.head = append(k.head, `,"type":"`...)
 	for _, c := range t.Columns {
 		k.cols = append(k.cols, append(appendString(nil, c.Name), ':'))
 	}
@@ -88,6 +88,14 @@ func (m *maxwell) appendValueRecord(b []byte, c *change.Change) ([]byte, error) 
 	}
 	k := m.table(c.Table)
 	b = append(b, k.head...)
+	if m.query && c.Query != "" {
+		b = append(b, `,"query":`...)
+		b = m.appendQuery(b, c.Query)
+	}
+	b = append(b, `,"type":"`...)
+	if c.Op == change.Snapshot && c.Mark != 0 {
+		return appendBootstrapMark(b, c), nil
+	}
 	if c.Op == change.Snapshot {
 		b = append(b, "bootstrap-insert"...) // Maxwell's name for its bootstrap's rows
 	} else {
@@ -209,6 +217,14 @@ func (m *maxwell) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
 	}
 	k := m.table(c.Table)
 	b = append(b, k.key...)
+	if len(c.Table.PrimaryKey) == 0 || c.Mark != 0 {
+		// A table without a primary key (or a bootstrap-start/-complete
+		// record, which has no row): Maxwell adds a random UUID, so that
+		// its rows spread over the topic's partitions.
+		b = append(b, `,"_uuid":"`...)
+		b = appendUUID(b)
+		return append(b, '"', '}'), true
+	}
 	for i, col := range c.Table.PrimaryKey {
 		b = append(b, k.keyc[i]...)
 		b = m.appendValue(b, &c.Table.Columns[col], keyValue(c, col))
@@ -216,8 +232,10 @@ func (m *maxwell) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// AppendBeforeKey: none for a table without a primary key (its key is
+// random: there is no old key to tombstone).
 func (m *maxwell) AppendBeforeKey(b []byte, c *change.Change) ([]byte, bool) {
-	if c.Table == nil || c.Before == nil {
+	if c.Table == nil || c.Before == nil || len(c.Table.PrimaryKey) == 0 {
 		return b, false
 	}
 	k := m.table(c.Table)
@@ -256,10 +274,12 @@ func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []
 		return appendFloat(b, v.Float(), 64)
 	case change.Decimal:
 		return appendNumberText(b, v.Bytes())
-	case change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.Enum:
+	case change.Date, change.Datetime:
+		return appendStringBytes(b, mxZeroDate(v.Bytes()))
+	case change.Timestamp, change.Time, change.String, change.Enum:
 		return appendStringBytes(b, v.Bytes())
 	case change.Bytes:
-		return appendBase64(b, v.Bytes())
+		return appendBase64(b, m.unpad(col, v.Bytes()))
 	case change.Set:
 		return jsontext.AppendLabels(b, v.Bytes(), v.SetLostEmpty())
 	case change.JSON:

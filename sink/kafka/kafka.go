@@ -247,7 +247,9 @@ func (s *Sink) Write(ctx context.Context, c *change.Change) error {
 		}
 	}
 	s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: val, Headers: headers})
-	if s.opts.Tombstones && c.Op != change.DDL && key != nil {
+	// No tombstone for a table without a primary key: its key is null
+	// (json, debezium) or random (maxwell's _uuid), never the row's.
+	if s.opts.Tombstones && c.Op != change.DDL && key != nil && c.Table != nil && len(c.Table.PrimaryKey) > 0 {
 		switch c.Op {
 		case change.Delete:
 			s.produce(ctx, &kgo.Record{Topic: topic, Key: key, Headers: headers})

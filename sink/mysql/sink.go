@@ -404,6 +404,12 @@ func (s *Sink) flushGroup() error {
 	return s.commitGroup(change.Position{})
 }
 
+// Flush commits the source transactions committed so far on the target
+// now, rather than when their group is full or old enough (a live
+// verification lines a snapshot of the target up with the source's).
+// Call it at a transaction boundary.
+func (s *Sink) Flush() error { return s.flushGroup() }
+
 // forgetTargetSchema drops what the sink knows of the target's tables
 // (Parallel: another connection ran a DDL).
 func (s *Sink) forgetTargetSchema() {

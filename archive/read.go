@@ -1,0 +1,346 @@
+package archive
+
+// Reading an archive: which of its files a read needs, from the manifest
+// alone, and checking them before anything is read.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+)
+
+// IsArchive reports whether path is a directory holding an archive
+// manifest.
+func IsArchive(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(path, manifestName))
+	return err == nil
+}
+
+// ReadRange is what a read wants from an archive: its start and stop
+// bounds (zero: none).
+type ReadRange struct {
+	StartFile string // --start-position's file
+	// StartGTID is a MariaDB GTID position (domain-server-seq, …): the
+	// read starts after it.
+	StartGTID           string
+	StartTime, StopTime time.Time
+	StopFile            string // --stop-position's file
+}
+
+// ReadPlan is the part of the archive to read.
+type ReadPlan struct {
+	Files []string // paths, oldest first (compressed files as they are)
+	// Ends bounds the open file (the last of the archive, still being
+	// written): the end of its last whole event, by base name.
+	Ends map[string]int64
+	// Open: the plan's last file is the archive's open file.
+	Open bool
+	// More: files after the plan's last were left out; a read that ends
+	// without reaching its stop bound must say so.
+	More bool
+	// Skip reports the transactions before StartGTID (nil without it).
+	Skip func(gtid string) bool
+	// Empty: nothing follows StartGTID in the archive.
+	Empty bool
+	// Range says which files, for the note on stderr.
+	Range string
+}
+
+// PlanRead checks the archive in dir and chooses its files for r: from
+// the manifest alone, without opening the files it leaves out. Every
+// file the manifest lists must be there (plain or compressed); the
+// complete files chosen must have the SHA-256 the manifest gives; the
+// open file is read up to its last whole event.
+func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
+	m, ok, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Error{Msg: fmt.Sprintf("%s is not an archive of binlogcdc: it has no %s", dir, manifestName),
+			Hint: "give the directory 'binlogcdc archive --dir' writes, or binlog files"}
+	}
+	if len(m.Files) == 0 {
+		return nil, &Error{Msg: fmt.Sprintf("the archive %s holds no file yet", dir), Hint: "wait for 'binlogcdc archive' to copy the first one"}
+	}
+	if m.Next != "" {
+		return nil, failoverRead(dir, m)
+	}
+	paths, err := archivedPaths(dir, m)
+	if err != nil {
+		return nil, err
+	}
+	first, last := 0, len(m.Files)-1
+	if r.StartFile == "" && r.StartGTID == "" && r.StartTime.IsZero() {
+		// No start: the oldest file still in the archive (--keep-days
+		// and --keep-size expire the oldest first).
+		for first < last && m.Files[first].Expired {
+			first++
+		}
+	}
+	if r.StartFile != "" {
+		if first = m.index(r.StartFile); first < 0 {
+			return nil, &Error{Msg: fmt.Sprintf("the start file %s is not in the archive %s, which holds %s … %s", r.StartFile, dir, m.Files[0].Name, m.Files[last].Name),
+				Hint: "start in one of the archive's files"}
+		}
+	}
+	plan := &ReadPlan{}
+	if r.StartGTID != "" {
+		i, err := m.gtidStart(dir, r.StartGTID, plan)
+		if err != nil {
+			return nil, err
+		}
+		if plan.Empty {
+			return plan, nil
+		}
+		first = max(first, i)
+	}
+	if !r.StartTime.IsZero() {
+		// Every event of a file was written before the next file began
+		// (its first event's time): a file whose successor began before
+		// the start holds nothing at or after it.
+		for first < last && timeBefore(m.Files[first+1].FirstTime, r.StartTime) {
+			first++
+		}
+	}
+	if r.StopFile != "" {
+		if i := m.index(r.StopFile); i >= 0 && i+1 < last {
+			// A transaction starting at or after the stop position is in
+			// it or, at the latest, the first of the next file.
+			last = i + 1
+		}
+	}
+	if !r.StopTime.IsZero() {
+		// A file that began after the stop holds no transaction the read
+		// needs unless none before it began at or after the stop: one
+		// file more, then the read checks it did stop (More).
+		for i := first + 1; i < last; i++ {
+			if !timeBefore(m.Files[i].FirstTime, r.StopTime) {
+				last = i
+				break
+			}
+		}
+	}
+	if last < first {
+		last = first
+	}
+	plan.More = last < len(m.Files)-1
+	var expired []string
+	for i := first; i <= last; i++ {
+		if m.Files[i].Expired {
+			expired = append(expired, m.Files[i].Name)
+		}
+	}
+	if len(expired) > 0 {
+		return nil, &Error{Msg: fmt.Sprintf("the read needs %s, which the archive %s no longer holds: expired (--keep-days/--keep-size)", strings.Join(expired, ", "), dir),
+			Hint: "restore them from the upload (--upload) or another copy, or start the read later (--start-position " + m.Files[last].Name + " or after)"}
+	}
+	for i := first; i <= last; i++ {
+		e := m.Files[i]
+		if e.Complete {
+			if err := checkSum(paths[i], e); err != nil {
+				return nil, err
+			}
+		} else {
+			s, err := scanOpen(paths[i], e)
+			if err != nil {
+				return nil, err
+			}
+			plan.Ends, plan.Open = map[string]int64{binlog.PlainName(e.Name): s.end}, true
+		}
+		plan.Files = append(plan.Files, paths[i])
+	}
+	plan.Range = m.Files[first].Name
+	if last > first {
+		plan.Range += " … " + m.Files[last].Name
+	}
+	return plan, nil
+}
+
+// index is the position of file name in m.Files, or -1 (a name listed
+// compressed, binlog.000003.zst, is binlog.000003 in positions).
+func (m *Manifest) index(name string) int {
+	for i, e := range m.Files {
+		if binlog.PlainName(e.Name) == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// timeBefore reports whether the manifest time t (RFC 3339; "" unknown) is
+// before bound.
+func timeBefore(t string, bound time.Time) bool {
+	tt, err := time.Parse(time.RFC3339, t)
+	return err == nil && tt.Before(bound)
+}
+
+// archivedPaths finds every file the manifest lists, plain or compressed
+// (.zst, .gz); the missing ones are an error that names them all. An
+// expired file (keep.go) is not looked for: its path is "".
+func archivedPaths(dir string, m *Manifest) ([]string, error) {
+	var paths, missing []string
+	for _, e := range m.Files {
+		found := ""
+		if e.Expired {
+			paths = append(paths, found)
+			continue
+		}
+		for _, suffix := range []string{"", ".zst", ".gz"} {
+			p := filepath.Join(dir, e.Name+suffix)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				found = p
+				break
+			}
+		}
+		if found == "" {
+			missing = append(missing, e.Name)
+		}
+		paths = append(paths, found)
+	}
+	if len(missing) > 0 {
+		return nil, &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists", dir, strings.Join(missing, ", ")),
+			Hint: "restore the missing files into the archive from a copy (plain, .zst or .gz); binlogcdc does not read an archive with a hole"}
+	}
+	return paths, nil
+}
+
+// checkSum checks a complete file's SHA-256 (of the binlog: a compressed
+// file is hashed as it decompresses) against the manifest.
+func checkSum(path string, e *FileEntry) error {
+	if e.SHA256 == "" {
+		return &Error{Msg: fmt.Sprintf("the archive's manifest gives no SHA-256 for %s, which it lists as complete", e.Name), Hint: "restore the manifest from a copy"}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var r io.Reader = br
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return damagedSum(path, e, err.Error())
+		}
+		r = z
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return damagedSum(path, e, err.Error())
+		}
+		defer z.Close()
+		r = z
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return damagedSum(path, e, "it cannot be read: "+err.Error())
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+		return damagedSum(path, e, fmt.Sprintf("its SHA-256 is %s, the manifest says %s", got, e.SHA256))
+	}
+	return nil
+}
+
+func damagedSum(path string, e *FileEntry, what string) error {
+	return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: %s; nothing was read", path, what),
+		Hint: "restore " + e.Name + " from a copy (its SHA-256 is in " + manifestName + ")"}
+}
+
+// gtidStart chooses the first file for a start after the MariaDB GTID
+// position pos: the first file whose last GTID is not in it. The start
+// must be in the archive: each domain the archive logs must be in pos,
+// at or after the GTID just before the archive's first, and not past the
+// archive's last.
+func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
+	pos, ok := checkpoint.ParseMariaPos(s)
+	if !ok || len(pos) == 0 {
+		return 0, &Error{Msg: fmt.Sprintf("--start-gtid %q: reading an archive takes a MariaDB GTID position (domain-server-seq, …)", s),
+			Hint: "--start-gtid 0-1-100 (the GTID in the backup's mariadb_backup_binlog_info); for a MySQL archive use --start-position FILE:POS"}
+	}
+	in := func(g string) bool {
+		x, ok := checkpoint.ParseMariaGTID(g)
+		if !ok {
+			return false
+		}
+		p, ok := pos[x.Domain]
+		return ok && x.Seq <= p.Seq
+	}
+	plan.Skip = in
+	firstSeen := map[uint32]checkpoint.MariaGTID{}
+	lastSeen := map[uint32]checkpoint.MariaGTID{}
+	for _, e := range m.Files {
+		for _, g := range []string{e.FirstGTID, e.LastGTID} {
+			x, ok := checkpoint.ParseMariaGTID(g)
+			if !ok {
+				continue
+			}
+			if _, seen := firstSeen[x.Domain]; !seen {
+				firstSeen[x.Domain] = x
+			}
+			lastSeen[x.Domain] = x
+		}
+	}
+	notIn := func(why string) error {
+		return &Error{Msg: fmt.Sprintf("--start-gtid %s is not in the archive %s (%s … %s): %s", s, dir, m.Files[0].Name, m.last().Name, why),
+			Hint: "start at a GTID the archive holds (or the one just before its first); an archive started later than the backup misses the changes in between"}
+	}
+	for d, f := range firstSeen {
+		p, ok := pos[d]
+		switch {
+		case !ok:
+			return 0, notIn(fmt.Sprintf("it says nothing of domain %d, which the archive logs from %s on", d, f))
+		case p.Seq+1 < f.Seq:
+			return 0, notIn(fmt.Sprintf("the archive's first transaction of domain %d is %s: those between are missing", d, f))
+		case p.Seq > lastSeen[d].Seq:
+			return 0, notIn(fmt.Sprintf("the archive's last transaction of domain %d is %s", d, lastSeen[d]))
+		}
+	}
+	for i, e := range m.Files {
+		if e.LastGTID != "" && !in(e.LastGTID) {
+			if len(firstSeen) > 1 {
+				// Several domains: a file's first and last GTIDs do not
+				// say what else it holds; read from the start.
+				return 0, nil
+			}
+			return i, nil
+		}
+	}
+	plan.Empty = true // every transaction of the archive is in pos
+	return len(m.Files) - 1, nil
+}
+
+// failoverRead is the error for an archive that continues after a
+// failover: read DIR does not read across one yet (ReadList lists what
+// to read), so it says how to read it in two runs.
+func failoverRead(dir string, m *Manifest) error {
+	next, index := filepath.Join(dir, m.Next), dir
+	if n := indexName(m); n != "" {
+		index = filepath.Join(dir, n)
+	}
+	hint := fmt.Sprintf("read the transactions before the failover from %s (with --stop-position at the switch its manifest gives), then %s with --start-gtid at the switch's \"after\" position", index, next)
+	if n, ok, err := readManifest(next); err == nil && ok && n.Switch != nil {
+		hint = fmt.Sprintf("read it in two runs: binlogcdc read %s --stop-position %s:%d, then binlogcdc read %s --start-gtid %s",
+			index, n.Switch.PrevFile, n.Switch.PrevEnd, next, n.Switch.After)
+	}
+	return &Error{Msg: fmt.Sprintf("the archive %s continues after a failover in %s: reading across a failover with 'read DIR' is not built yet", dir, next), Hint: hint}
+}
