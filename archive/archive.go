@@ -52,6 +52,15 @@ type Config struct {
 	// Sync: fdatasync the open file each time the archive has caught up
 	// with the server (or every SyncBytes written while catching up).
 	Sync bool
+	// Compress: "zstd" stores complete files zstd-compressed (compress.go).
+	Compress string
+	// Keep: what expires (keep.go); Upload: where complete files are sent
+	// (nil: nowhere).
+	Keep   Keep
+	Upload Uploader
+	// UploadOpenEvery: with Upload, send what the open file gained since
+	// the last part this often (when the archive has caught up); 0: never.
+	UploadOpenEvery time.Duration
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
@@ -81,7 +90,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer d.close()
-	a := &archiver{cfg: cfg, d: d}
+	a := &archiver{cfg: cfg, d: d, ctx: ctx}
 	if d.fresh {
 		d.m.Source, d.m.Flavor, d.m.ServerID = cfg.Source, cfg.Live.Flavor, cfg.ServerID
 	} else if d.m.Flavor != "" && d.m.Flavor != cfg.Live.Flavor {
@@ -89,6 +98,23 @@ func Run(ctx context.Context, cfg Config) error {
 			Hint: "archive each server history into its own directory"}
 	}
 	if err := d.verifySums(cfg.VerifyAll); err != nil {
+		return err
+	}
+	for p := d.prev; p != nil && cfg.VerifyAll; p = p.prev {
+		if err := p.verifySums(true); err != nil { // earlier server histories (history.go)
+			return err
+		}
+	}
+	if err := a.finishCompression(); err != nil { // compress.go
+		return err
+	}
+	if err := a.finishExpiry(); err != nil { // keep.go
+		return err
+	}
+	if err := a.uploadPending(ctx); err != nil { // upload.go
+		return err
+	}
+	if err := a.expire(time.Now()); err != nil {
 		return err
 	}
 	if err := a.resumeOpen(); err != nil {
@@ -100,6 +126,16 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	err = a.loop(ctx)
+	var refused *Error
+	if errors.As(err, &refused) && !refused.Write {
+		// Refused (another history, a purged file, …): what was received
+		// is written, the manifest left as it was (a restart measures
+		// the open file again).
+		if ferr := a.flush(true); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	if ferr := a.finish(); err == nil || errors.Is(err, errStop) {
 		err = ferr
 	}
@@ -108,11 +144,13 @@ func Run(ctx context.Context, cfg Config) error {
 
 type archiver struct {
 	cfg Config
+	ctx context.Context // Run's, for uploads
 	d   *dir
 	cur *openFile // the newest file, open for writing; nil when the newest is complete or there is none
 	// end: with StopAtEnd, where the server's binlog ended at the start.
 	end      change.Position
 	sessions int
+	lastPart time.Time // the last part of the open file uploaded (upload.go)
 }
 
 // loop runs dump sessions, reconnecting after a lost connection.
@@ -187,6 +225,13 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 		return false, err
 	}
 	files, err := hist.Binlogs(ctx)
+	var sid uint32
+	if err == nil {
+		sid, err = hist.ServerID(ctx)
+	}
+	if err == nil && (a.d.pending || (a.d.m.ServerID != 0 && sid != a.d.m.ServerID)) {
+		err = a.failover(ctx, hist, sid) // history.go
+	}
 	hist.Close()
 	if err != nil {
 		return false, err
@@ -222,6 +267,9 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 		}
 		if !src.Buffered() {
 			if err := a.flush(false); err != nil {
+				return true, err
+			}
+			if err := a.uploadOpen(ctx); err != nil { // upload.go
 				return true, err
 			}
 		}

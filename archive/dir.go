@@ -21,12 +21,18 @@ import (
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 )
 
-// dir is an archive directory, locked for this process.
+// dir is one server history of an archive directory (history.go),
+// locked for this process.
 type dir struct {
 	path   string
 	m      *Manifest
 	fresh  bool // no manifest yet
 	unlock func()
+	top    string // the archive's directory (path, for the first history)
+	prev   *dir   // the history before (nil: the first)
+	depth  int    // 1 for the first history
+	// pending: m.Next names a history whose manifest was not written yet.
+	pending bool
 }
 
 // openDir creates path if needed, locks it (one archiver per DIR), reads
@@ -47,17 +53,27 @@ func openDir(path string) (*dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dir{path: path, unlock: unlock}
-	if err := d.load(); err != nil {
+	d := &dir{path: path, top: path, depth: 1, unlock: unlock}
+	hist, err := chainNames(path)
+	if err == nil {
+		err = d.load(hist)
+	}
+	var last *dir
+	if err == nil {
+		last, err = d.follow() // history.go
+	}
+	if err != nil {
 		unlock()
 		return nil, err
 	}
-	return d, nil
+	return last, nil
 }
 
 func (d *dir) close() { d.unlock() }
 
-func (d *dir) load() error {
+// load reads the manifest and checks the files; histories are the
+// subdirectories of later histories (in the first one's directory).
+func (d *dir) load(histories map[string]bool) error {
 	m, ok, err := readManifest(d.path)
 	if err != nil {
 		return err
@@ -75,11 +91,16 @@ func (d *dir) load() error {
 		known[n], known[n+tmpSuffix] = true, true
 	}
 	for _, e := range m.Files {
-		known[e.Name] = true
+		known[e.Name], known[e.stored()] = true, true
+		if e.Complete {
+			// compress.go's names, a kill may leave them before the
+			// manifest names them.
+			known[e.Name+zstSuffix], known[e.Name+zstSuffix+tmpSuffix] = true, true
+		}
 	}
 	var foreign []string
 	for _, e := range ents {
-		if !known[e.Name()] {
+		if !known[e.Name()] && !(histories[e.Name()] && e.IsDir()) {
 			foreign = append(foreign, e.Name())
 		}
 	}
@@ -97,16 +118,20 @@ func (d *dir) load() error {
 			Hint: "give an empty or new directory (binlogcdc archive never overwrites or removes files it did not write)"}
 	}
 	for _, e := range m.Files {
-		if !e.Complete {
+		if !e.Complete || e.Expired {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(d.path, e.Name))
+		size := e.Size
+		if e.Stored != "" {
+			size = e.StoredSize
+		}
+		fi, err := os.Stat(filepath.Join(d.path, e.stored()))
 		switch {
 		case err != nil:
 			return &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists as complete: %v", d.path, e.Name, err),
 				Hint: "restore the file from a copy; the archive is not continued over a hole"}
-		case uint64(fi.Size()) != e.Size:
-			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.Name), fi.Size(), e.Size),
+		case uint64(fi.Size()) != size:
+			return &Error{Msg: fmt.Sprintf("the archive's %s has %d bytes, but its manifest says it was closed at %d: it was changed or damaged since", filepath.Join(d.path, e.stored()), fi.Size(), size),
 				Hint: "restore the file from a copy (its SHA-256 is in " + manifestName + "); binlogcdc archive does not overwrite it"}
 		}
 	}
@@ -119,10 +144,14 @@ func (d *dir) load() error {
 func (d *dir) verifySums(all bool) error {
 	for i := len(d.m.Files) - 1; i >= 0; i-- {
 		e := d.m.Files[i]
-		if !e.Complete {
+		if !e.Complete || e.Expired {
 			continue
 		}
-		path := filepath.Join(d.path, e.Name)
+		path := filepath.Join(d.path, e.stored())
+		want := e.SHA256
+		if e.Stored != "" {
+			want = e.StoredSHA256
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return err
@@ -133,8 +162,8 @@ func (d *dir) verifySums(all bool) error {
 		if err != nil {
 			return err
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, e.SHA256),
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, want),
 				Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
 		}
 		if !all {

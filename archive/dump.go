@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -54,6 +53,18 @@ func (a *archiver) plan(ctx context.Context, files []string) (plan, error) {
 			return plan{}, err
 		}
 		return plan{file: files[0], from: 4}, nil
+	}
+	if sw := a.d.m.Switch; sw != nil {
+		// A history after a failover starts with the file the new
+		// server's dump named (history.go).
+		if !slices.Contains(files, sw.FirstFile) {
+			return plan{}, &Error{Msg: fmt.Sprintf("%s, where the archive goes on after GTID position %s, was purged on the server %s before it was archived (the server's oldest binlog is now %s)", sw.FirstFile, sw.After, a.cfg.Source, files[0]),
+				Hint: "the transactions after that position are gone from the server; start a new archive in another directory"}
+		}
+		if err := a.startFile(sw.FirstFile); err != nil {
+			return plan{}, err
+		}
+		return plan{file: sw.FirstFile, from: 4}, nil
 	}
 	name, err := a.startName(ctx, files)
 	if err != nil {
@@ -253,6 +264,9 @@ func (st *dumpState) verify(h header, raw []byte) error {
 		return err
 	}
 	path := filepath.Join(a.d.path, p.file)
+	if e := a.d.m.last(); e != nil && e.Name == p.file {
+		path = filepath.Join(a.d.path, e.stored())
+	}
 	if int64(p.from)+int64(len(raw)) != p.vEnd || !sameOnDisk(path, int64(p.from), raw) {
 		return &Error{Msg: fmt.Sprintf("the server %s has another event at %s:%d than the archive %s: the archive was written from another server history (or the server's binlog was reset)", a.cfg.Source, p.file, p.from, a.cfg.Dir),
 			Hint: "archive each server history into its own directory"}
@@ -296,12 +310,15 @@ func (st *dumpState) atEnd(file string, off int64) error {
 // sameOnDisk reports whether the file at path holds raw at off (the
 // in-use flag of a FORMAT_DESCRIPTION_EVENT at 4 aside).
 func sameOnDisk(path string, off int64, raw []byte) bool {
-	f, err := os.Open(path)
+	f, err := openArchived(path) // events.go: plain or .zst
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	r := io.NewSectionReader(f, off, int64(len(raw)))
+	if _, err := io.CopyN(io.Discard, f, off); err != nil {
+		return false
+	}
+	r := io.LimitReader(f, int64(len(raw)))
 	buf := make([]byte, 64<<10)
 	for at := 0; at < len(raw); {
 		n, err := io.ReadFull(r, buf[:min(len(buf), len(raw)-at)])

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -46,6 +47,7 @@ func (a *archiver) resumeOpen() error {
 		return &Error{Msg: fmt.Sprintf("cannot open %s: %v", path, err), Write: true}
 	}
 	stats := s.stats
+	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
 	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sha: s.sha}
 	if s.lastStart == 0 {
@@ -69,7 +71,7 @@ func (o *openFile) begin() error {
 	if _, err := o.f.Seek(o.off, io.SeekStart); err != nil {
 		return o.writeErr(err)
 	}
-	o.w = bufio.NewWriterSize(o.f, 1<<20)
+	o.w = bufio.NewWriterSize(o.fileWriter(), 1<<20) // testhook.go
 	if o.off == 0 {
 		o.w.Write(binlog.Magic)
 		o.sha.Write(binlog.Magic)
@@ -191,7 +193,8 @@ func (a *archiver) closeFile(end string) error {
 	if err := a.flush(false); err != nil {
 		return err
 	}
-	if end != "crash" {
+	kept := end == "crash" || end == "failover"
+	if !kept {
 		var flags [1]byte
 		if _, err := o.f.ReadAt(flags[:], 4+flagsOffset); err != nil {
 			return o.writeErr(err)
@@ -205,7 +208,7 @@ func (a *archiver) closeFile(end string) error {
 		return o.writeErr(err)
 	}
 	sum := o.sha.Sum(nil)
-	if end == "crash" {
+	if kept {
 		// The in-use flag stays: hash the file as it is.
 		h := sha256.New()
 		if _, err := io.Copy(h, io.NewSectionReader(o.f, 0, o.off)); err != nil {
@@ -219,5 +222,16 @@ func (a *archiver) closeFile(end string) error {
 		return o.writeErr(err)
 	}
 	a.cur = nil
-	return a.d.m.save(a.d.path)
+	if err := a.d.m.save(a.d.path); err != nil {
+		return err
+	}
+	if a.cfg.Compress != "" {
+		if err := a.compress(e); err != nil { // compress.go
+			return err
+		}
+	}
+	if err := a.uploadPending(a.ctx); err != nil { // upload.go
+		return err
+	}
+	return a.expire(time.Now()) // keep.go
 }

@@ -31,6 +31,14 @@ type Manifest struct {
 	ServerID uint32 `json:"server_id"`
 	// Files are the archived binlog files, oldest first.
 	Files []*FileEntry `json:"files"`
+	// Next, set once the source was replaced by another server (a
+	// failover, history.go), names the subdirectory of the archive's
+	// directory holding the history the archive went on with; this
+	// manifest's files are then final.
+	Next string `json:"next,omitempty"`
+	// Switch, in the manifest of a history after a failover, says where
+	// it takes over from the one before.
+	Switch *Switch `json:"switch,omitempty"`
 }
 
 // FileEntry is one archived binlog file.
@@ -44,7 +52,9 @@ type FileEntry struct {
 	// End says how the file ended: "rotate" (a ROTATE event: the server
 	// went on to the next file), "stop" (a STOP_EVENT: the server shut
 	// down cleanly), "crash" (the server went on to a new file without
-	// either: it was killed or crashed while the file was open).
+	// either: it was killed or crashed while the file was open),
+	// "failover" (the server was replaced by another, history.go: the
+	// file ends where the archive had it).
 	End string `json:"end,omitempty"`
 	// LastEvent is where the file's last whole event starts: a restart
 	// asks the server for that event again and compares it with this
@@ -58,6 +68,27 @@ type FileEntry struct {
 	LastGTID  string `json:"last_gtid,omitempty"`
 	FirstTime string `json:"first_time,omitempty"`
 	LastTime  string `json:"last_time,omitempty"`
+	// Stored names the file in its directory when it is not Name: the
+	// zstd-compressed copy (--compress zstd, compress.go), with its own
+	// size and SHA-256 (Size and SHA256 stay the binlog's own).
+	// Expired: removed by --keep-days/--keep-size (keep.go); Uploaded:
+	// sent to --upload and checked there (upload.go).
+	Expired  bool `json:"expired,omitempty"`
+	Uploaded bool `json:"uploaded,omitempty"`
+	// UploadedUpto: of the open file, the bytes uploaded in parts
+	// (--upload-open-every: NAME.part-OFFSET objects, upload.go).
+	UploadedUpto int64  `json:"uploaded_upto,omitempty"`
+	Stored       string `json:"stored,omitempty"`
+	StoredSize   uint64 `json:"stored_size,omitempty"`
+	StoredSHA256 string `json:"stored_sha256,omitempty"`
+}
+
+// stored is the name of the entry's file in its directory.
+func (e *FileEntry) stored() string {
+	if e.Stored != "" {
+		return e.Stored
+	}
+	return e.Name
 }
 
 // readManifest reads DIR's manifest; ok is false when there is none.
@@ -136,7 +167,10 @@ func (m *Manifest) save(dir string) error {
 	if name := indexName(m); name != "" {
 		var sb strings.Builder
 		for _, e := range m.Files {
-			sb.WriteString("./" + e.Name + "\n")
+			if e.Expired {
+				continue
+			}
+			sb.WriteString("./" + e.stored() + "\n")
 		}
 		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot write the archive's index in %s: %v", dir, err), Write: true}

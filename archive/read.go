@@ -80,11 +80,21 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	if len(m.Files) == 0 {
 		return nil, &Error{Msg: fmt.Sprintf("the archive %s holds no file yet", dir), Hint: "wait for 'binlogcdc archive' to copy the first one"}
 	}
+	if m.Next != "" {
+		return nil, failoverRead(dir, m)
+	}
 	paths, err := archivedPaths(dir, m)
 	if err != nil {
 		return nil, err
 	}
 	first, last := 0, len(m.Files)-1
+	if r.StartFile == "" && r.StartGTID == "" && r.StartTime.IsZero() {
+		// No start: the oldest file still in the archive (--keep-days
+		// and --keep-size expire the oldest first).
+		for first < last && m.Files[first].Expired {
+			first++
+		}
+	}
 	if r.StartFile != "" {
 		if first = m.index(r.StartFile); first < 0 {
 			return nil, &Error{Msg: fmt.Sprintf("the start file %s is not in the archive %s, which holds %s … %s", r.StartFile, dir, m.Files[0].Name, m.Files[last].Name),
@@ -132,6 +142,16 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 		last = first
 	}
 	plan.More = last < len(m.Files)-1
+	var expired []string
+	for i := first; i <= last; i++ {
+		if m.Files[i].Expired {
+			expired = append(expired, m.Files[i].Name)
+		}
+	}
+	if len(expired) > 0 {
+		return nil, &Error{Msg: fmt.Sprintf("the read needs %s, which the archive %s no longer holds: expired (--keep-days/--keep-size)", strings.Join(expired, ", "), dir),
+			Hint: "restore them from the upload (--upload) or another copy, or start the read later (--start-position " + m.Files[last].Name + " or after)"}
+	}
 	for i := first; i <= last; i++ {
 		e := m.Files[i]
 		if e.Complete {
@@ -173,11 +193,16 @@ func timeBefore(t string, bound time.Time) bool {
 }
 
 // archivedPaths finds every file the manifest lists, plain or compressed
-// (.zst, .gz); the missing ones are an error that names them all.
+// (.zst, .gz); the missing ones are an error that names them all. An
+// expired file (keep.go) is not looked for: its path is "".
 func archivedPaths(dir string, m *Manifest) ([]string, error) {
 	var paths, missing []string
 	for _, e := range m.Files {
 		found := ""
+		if e.Expired {
+			paths = append(paths, found)
+			continue
+		}
 		for _, suffix := range []string{"", ".zst", ".gz"} {
 			p := filepath.Join(dir, e.Name+suffix)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
@@ -302,4 +327,20 @@ func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
 	}
 	plan.Empty = true // every transaction of the archive is in pos
 	return len(m.Files) - 1, nil
+}
+
+// failoverRead is the error for an archive that continues after a
+// failover: read DIR does not read across one yet (ReadList lists what
+// to read), so it says how to read it in two runs.
+func failoverRead(dir string, m *Manifest) error {
+	next, index := filepath.Join(dir, m.Next), dir
+	if n := indexName(m); n != "" {
+		index = filepath.Join(dir, n)
+	}
+	hint := fmt.Sprintf("read the transactions before the failover from %s (with --stop-position at the switch its manifest gives), then %s with --start-gtid at the switch's \"after\" position", index, next)
+	if n, ok, err := readManifest(next); err == nil && ok && n.Switch != nil {
+		hint = fmt.Sprintf("read it in two runs: binlogcdc read %s --stop-position %s:%d, then binlogcdc read %s --start-gtid %s",
+			index, n.Switch.PrevFile, n.Switch.PrevEnd, next, n.Switch.After)
+	}
+	return &Error{Msg: fmt.Sprintf("the archive %s continues after a failover in %s: reading across a failover with 'read DIR' is not built yet", dir, next), Hint: hint}
 }

@@ -180,3 +180,41 @@ func FuzzPlanRead(f *testing.F) {
 		}
 	})
 }
+
+// TestPlanReadExpired: files --keep-days/--keep-size removed do not stop a
+// read that does not need them; one that does names them.
+func TestPlanReadExpired(t *testing.T) {
+	dir, m := fakeArchive(t, 5)
+	for _, e := range m.Files[:2] {
+		e.Expired = true
+		os.Remove(filepath.Join(dir, e.Name))
+	}
+	writeManifest(t, dir, m)
+	for _, tc := range []struct {
+		r    ReadRange
+		want string
+	}{
+		{ReadRange{}, "binlog.000003 binlog.000004 binlog.000005"},
+		{ReadRange{StartFile: "binlog.000004"}, "binlog.000004 binlog.000005"},
+		{ReadRange{StartGTID: "0-1-25"}, "binlog.000003 binlog.000004 binlog.000005"},
+	} {
+		p, err := PlanRead(dir, tc.r)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.r, err)
+		}
+		if got := names(p); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.r, got, tc.want)
+		}
+	}
+	for _, r := range []ReadRange{{StartFile: "binlog.000001"}, {StartGTID: "0-1-5"}} {
+		_, err := PlanRead(dir, r)
+		if err == nil || !strings.Contains(err.Error(), "needs binlog.000001, binlog.000002, which the archive") || !strings.Contains(err.Error(), "expired") {
+			t.Errorf("%+v: %v, want an error naming the expired files", r, err)
+		}
+	}
+	m.Next = "history-2"
+	writeManifest(t, dir, m)
+	if _, err := PlanRead(dir, ReadRange{}); err == nil || !strings.Contains(err.Error(), "continues after a failover") {
+		t.Errorf("an archive spanning a failover: %v", err)
+	}
+}

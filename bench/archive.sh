@@ -4,7 +4,9 @@
 # same private MariaDB and binlogs (SIZE_MB, default 500, of row events
 # written by INSERT … SELECT of 200-byte rows, rotated at 256 MB): wall
 # time, user+system CPU, peak RSS of each, and that both copies are
-# cmp-equal to the server's files. A benchmark, not a test: run it by hand.
+# cmp-equal to the server's files; then the live delay from commit to the
+# event in the archive file (p50, p99) at a steady rate (see the end).
+# A benchmark, not a test: run it by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -41,3 +43,24 @@ for f in $(mdb -e 'SHOW BINARY LOGS' | cut -f1); do
 	cmp "$w/db/$f" "$w/raw/$f"
 done
 echo "every closed file cmp-equal in both copies"
+
+# Live delay: an archiver follows the server (--from now) while
+# bench/archivelag commits RATE (default 200) single-row transactions a
+# second for LAG_SECONDS (default 20); each one's delay is from its commit
+# to its last byte being in the archive's file (p50, p99). With LAG_SYNC=1
+# the archiver runs with --sync.
+RATE=${RATE:-200}
+LAG_SECONDS=${LAG_SECONDS:-20}
+go build -o "$w/archivelag" ./bench/archivelag
+rm -rf "$w/live"
+sync_flag=()
+[ "${LAG_SYNC:-0}" = 1 ] && sync_flag=(--sync)
+"$w/binlogcdc" archive --source "mysql://root@127.0.0.1:$MDB_PORT" --dir "$w/live" --from now "${sync_flag[@]}" 2>"$w/live.log" &
+arch_pid=$!
+until grep -q "connected to" "$w/live.log" 2>/dev/null; do
+	kill -0 "$arch_pid" || { cat "$w/live.log"; exit 1; }
+	sleep 0.1
+done
+"$w/archivelag" -dir "$w/live" -port "$MDB_PORT" -rate "$RATE" -duration "${LAG_SECONDS}s"
+kill -TERM "$arch_pid"
+wait "$arch_pid"

@@ -103,6 +103,10 @@ func TestArchiveRefusals(t *testing.T) {
 				// Only the newest complete file is checked by default.
 				arRefused(t, 0, nil, args...)
 				args = append(args, "--verify-all")
+				// That run may have archived an event the server logged
+				// since (MariaDB's BINLOG_CHECKPOINT_EVENT comes after a
+				// rotation, in the background).
+				before = arDirState(t, dir)
 			}
 			arRefused(t, 1, []string{"the archive's " + path + " is damaged: its SHA-256 is", "hint: restore the file from a copy"}, args...)
 			if after := arDirState(t, dir); after != before {

@@ -57,7 +57,10 @@ func stStartProxy(t testing.TB, target string) *stProxy {
 			if err != nil {
 				return
 			}
-			s, err := net.Dial("tcp", target)
+			p.mu.Lock()
+			to := p.target // retarget may change it
+			p.mu.Unlock()
+			s, err := net.Dial("tcp", to)
 			if err != nil {
 				c.Close()
 				continue
@@ -132,6 +135,15 @@ func (p *stProxy) closeAll() {
 	for _, c := range p.pairs {
 		c.close()
 	}
+}
+
+// retarget forwards new connections to addr, and closes the open ones
+// (a virtual IP moved to another server).
+func (p *stProxy) retarget(addr string) {
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
+	p.closeAll()
 }
 
 func (p *stProxy) dsn() string { return "mysql://root@" + p.l.Addr().String() }

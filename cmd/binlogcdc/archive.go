@@ -15,6 +15,7 @@ import (
 
 	"github.com/binlogcdc/binlogcdc"
 	"github.com/binlogcdc/binlogcdc/archive"
+	"github.com/binlogcdc/binlogcdc/archive/s3up"
 	"github.com/binlogcdc/binlogcdc/binlog"
 )
 
@@ -27,6 +28,12 @@ type ArchiveOptions struct {
 	StartGTID     string
 	StopAtEnd     bool
 	Sync          bool
+	Compress      string
+	KeepDays      float64
+	KeepSize      string
+	Upload        string
+	UploadAt      string
+	UploadOpen    time.Duration
 	VerifyAll     bool
 	Heartbeat     time.Duration
 }
@@ -41,6 +48,12 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
 	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see docs/archive.md for what each setting keeps after a power loss)")
+	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
+	f.Float64Var(&o.KeepDays, "keep-days", 0, "remove complete files whose last event is older than `N` days (fractions work: 0.5), oldest first; never the open file, the newest one, or one not yet uploaded (0: keep all)")
+	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
+	f.StringVar(&o.Upload, "upload", "", "send each complete file (compressed, with --compress) to `s3://BUCKET/PREFIX`, checked by size and MD5; credentials only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials; a file is expired only once uploaded")
+	f.StringVar(&o.UploadAt, "upload-endpoint", "", "S3-compatible store at `URL` (http://host:port or https://…) instead of AWS S3")
+	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects: the loss window of the open file is about that long (0: only complete files)")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
 }
@@ -95,6 +108,18 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	var up archive.Uploader
+	if o.Upload != "" {
+		t, err := s3up.New(o.Upload, o.UploadAt)
+		if err != nil {
+			return badArchiveFlag("--upload: "+err.Error(), "--upload s3://backups/db1-binlogs")
+		}
+		up = t
+	}
+	keep := archive.Keep{Age: time.Duration(o.KeepDays * 24 * float64(time.Hour))}
+	if o.KeepSize != "" {
+		keep.Size, _ = archive.ParseSize(o.KeepSize) // checked by check
+	}
 	cfg, err := o.Conn.LiveConfig("archive " + absPath(o.Dir))
 	if err != nil {
 		return err
@@ -108,15 +133,19 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	logf := cmdInfof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
 	err = archive.Run(ctx, archive.Config{
-		Dir:       o.Dir,
-		Live:      cfg,
-		Source:    net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		ServerID:  info.ServerID,
-		Start:     start,
-		Sync:      o.Sync,
-		VerifyAll: o.VerifyAll,
-		StopAtEnd: o.StopAtEnd,
-		Logf:      logf,
+		Dir:             o.Dir,
+		Live:            cfg,
+		Source:          net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+		ServerID:        info.ServerID,
+		Start:           start,
+		Sync:            o.Sync,
+		Compress:        o.Compress,
+		Keep:            keep,
+		Upload:          up,
+		UploadOpenEvery: o.UploadOpen,
+		VerifyAll:       o.VerifyAll,
+		StopAtEnd:       o.StopAtEnd,
+		Logf:            logf,
 	})
 	if errors.Is(err, context.Canceled) && stopping() {
 		return nil
@@ -132,6 +161,27 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	}
 	if o.Dir == "" {
 		return s, usageError{Msg: "--dir is required", Hint: "--dir /backup/binlogs (created if missing)"}
+	}
+	if o.Compress != "" && o.Compress != "zstd" {
+		return s, badArchiveFlag("--compress: want zstd, not "+o.Compress, "--compress zstd")
+	}
+	if o.KeepDays < 0 {
+		return s, badArchiveFlag("--keep-days must not be negative", "--keep-days 30")
+	}
+	if o.KeepSize != "" {
+		if _, err := archive.ParseSize(o.KeepSize); err != nil {
+			return s, badArchiveFlag("--keep-size "+err.Error(), "--keep-size 10GB")
+		}
+	}
+	if o.Upload != "" {
+		if _, _, err := s3up.ParseURL(o.Upload); err != nil {
+			return s, badArchiveFlag("--upload "+err.Error(), "--upload s3://backups/db1-binlogs")
+		}
+	} else if o.UploadAt != "" || o.UploadOpen != 0 {
+		return s, badArchiveFlag("--upload-endpoint and --upload-open-every need --upload", "--upload s3://backups/db1-binlogs --upload-endpoint http://127.0.0.1:9000")
+	}
+	if o.UploadOpen < 0 {
+		return s, badArchiveFlag("--upload-open-every must not be negative", "--upload-open-every 5s")
 	}
 	if o.Heartbeat <= 0 {
 		return s, usageError{Msg: "--heartbeat must be positive", Hint: "--heartbeat 10s"}
@@ -197,3 +247,6 @@ func archiveError(e *archive.Error, stderr io.Writer) int {
 	}
 	return exitError
 }
+
+// badArchiveFlag is the usage error of one of archive's flags.
+func badArchiveFlag(msg, hint string) error { return usageError{Msg: msg, Hint: hint} }

@@ -1,0 +1,140 @@
+package archive
+
+// --compress zstd: a complete file is compressed once its SHA-256 is in
+// the manifest. Each step is safe to be killed at: the compressed copy is
+// written under a temporary name (name.zst.tmp), fsynced, renamed to
+// name.zst, read back and checked against the file's SHA-256; only then
+// does the manifest name it (stored, with its own size and SHA-256), and
+// only after that manifest is durable is the plain file removed. A
+// restart finishes or redoes what was half done (finishCompression).
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// finishCompression completes what a killed archiver left half done in
+// the current history: plain files whose compressed copy the manifest
+// names are removed; with Compress, complete files not yet compressed
+// are compressed (a leftover temporary copy is replaced).
+func (a *archiver) finishCompression() error {
+	for _, e := range a.d.m.Files {
+		if !e.Complete || e.Expired {
+			continue
+		}
+		raw := filepath.Join(a.d.path, e.Name)
+		if e.Stored != "" {
+			if _, err := os.Stat(raw); err == nil {
+				a.cfg.Logf("%s: its compressed copy %s is in the manifest; removing the plain file", raw, e.Stored)
+				if err := a.removePlain(raw); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if a.cfg.Compress != "" {
+			if err := a.compress(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// compress stores the complete file e compressed (see above).
+func (a *archiver) compress(e *FileEntry) error {
+	raw := filepath.Join(a.d.path, e.Name)
+	name := e.Name + zstSuffix
+	dst := filepath.Join(a.d.path, name)
+	tmp := dst + tmpSuffix
+	werr := func(err error) error {
+		return &Error{Msg: fmt.Sprintf("cannot compress %s into %s: %v", raw, dst, err), Write: true,
+			Hint: "make room or fix the disk, then start binlogcdc archive again: it compresses the file again (the plain file stays until its compressed copy is checked)"}
+	}
+	in, err := os.Open(raw)
+	if err != nil {
+		return werr(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return werr(err)
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(out, h)}
+	z, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1))
+	if err == nil {
+		_, err = io.Copy(z, in)
+		if cerr := z.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err == nil {
+		err = syncDir(a.d.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return werr(err)
+	}
+	// Read back: the copy must decompress to the file the manifest hashed.
+	if sum, n, err := plainSum(dst); err != nil || sum != e.SHA256 || n != e.Size {
+		if err == nil {
+			err = fmt.Errorf("it decompresses to %d bytes of SHA-256 %s, not %d of %s", n, sum, e.Size, e.SHA256)
+		}
+		return werr(err)
+	}
+	e.Stored, e.StoredSize, e.StoredSHA256 = name, uint64(cw.n), hex.EncodeToString(h.Sum(nil))
+	if err := a.d.m.save(a.d.path); err != nil {
+		return err
+	}
+	return a.removePlain(raw)
+}
+
+func (a *archiver) removePlain(raw string) error {
+	if err := os.Remove(raw); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot remove %s after it was compressed: %v", raw, err), Write: true}
+	}
+	if err := syncDir(a.d.path); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", a.d.path, err), Write: true}
+	}
+	return nil
+}
+
+// plainSum is the SHA-256 and size of the binlog in the archived file at
+// path (decompressed when it is a .zst).
+func plainSum(path string) (string, uint64, error) {
+	r, err := openArchived(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	return hex.EncodeToString(h.Sum(nil)), uint64(n), err
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
