@@ -230,15 +230,11 @@ func runFind(ctx context.Context, o ReadOptions, files []string, start change.Po
 		return err
 	}
 	defer src.Close()
-	out, closeOut := stdout, func() error { return nil }
-	if o.Output != "" {
-		f, err := os.Create(o.Output)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out, closeOut = f, f.Close
+	out, closeOut, err := createOutput(o.Output, stdout) // read.go
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	n := 0
 	var werr error
 	err = pipeline.Find(ctx, src, popts, o.Find.find, func(m pipeline.Match) bool {

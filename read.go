@@ -239,16 +239,11 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	}
 	defer src.Close()
 
-	out, closeOut := stdout, func() error { return nil }
-	if o.Output != "" {
-		f, err := os.Create(o.Output)
-		if err != nil {
-			return err
-		}
-		defer f.Close() // a no-op after closeOut
-		out = f
-		closeOut = f.Close
+	out, closeOut, err := createOutput(o.Output, stdout)
+	if err != nil {
+		return err
 	}
+	defer closeOut() // a no-op after the checked closeOut below
 	// stdin is read as it arrives: each transaction goes out at its
 	// commit, not when a block of output is full.
 	stdin := len(files) == 1 && files[0] == "-"
@@ -262,20 +257,7 @@ func runRead(ctx context.Context, o ReadOptions, files []string, stdout, stderr 
 	popts.Logf = warnf(stderr)
 	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, nil) // metrics.go
 	watchKafka(o.mx, ks)
-	p := pipeline.New(src, sk, popts)
-
-	var stopProgress func()
-	if o.Progress || isTerminal(stderr) {
-		stopProgress = startProgress(ctx, stderr, p)
-	}
-	runErr := p.Run(ctx)
-	if stopProgress != nil {
-		stopProgress()
-	}
-	if runErr == nil {
-		runErr = o.checkStopped(p) // archiveread.go
-	}
-	warnUnmatched(stderr, popts.Filter)
+	runErr := o.runPipeline(ctx, pipeline.New(src, sk, popts), popts.Filter, stderr)
 	if err := sk.Close(ctx); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -342,4 +324,37 @@ func ParseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time like '2024-06-15 12:00:00'", s)
+}
+
+// runPipeline runs p (read, and read's replay) with its progress line
+// when asked for or on a terminal, then checks that a --stop-before or
+// stop flag was reached (archiveread.go) and warns about --tables
+// patterns that matched nothing.
+func (o *ReadOptions) runPipeline(ctx context.Context, p *pipeline.Pipeline, filter *pipeline.Filter, stderr io.Writer) error {
+	var stopProgress func()
+	if o.Progress || isTerminal(stderr) {
+		stopProgress = startProgress(ctx, stderr, p)
+	}
+	err := p.Run(ctx)
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if err == nil {
+		err = o.checkStopped(p)
+	}
+	warnUnmatched(stderr, filter)
+	return err
+}
+
+// createOutput creates -o's file (stdout when path is ""); closeOut
+// closes it, and may be called again (deferred) after a checked call.
+func createOutput(path string, stdout io.Writer) (out io.Writer, closeOut func() error, err error) {
+	if path == "" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
 }

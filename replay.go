@@ -532,19 +532,7 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 	defer src.Close()
 	popts.Logf, popts.Accounts, popts.Replaying = warnf(stderr), o.Replay.Accounts, !o.Replay.Flashback
 	popts.Metrics, popts.OnCommit = o.mx, metricsOnCommit(o.mx, popts.OnCommit, nil, r.targetSink()) // metrics.go
-	p := pipeline.New(src, sk, popts)
-	var stopProgress func()
-	if o.Progress || isTerminal(stderr) {
-		stopProgress = startProgress(ctx, stderr, p)
-	}
-	runErr := p.Run(ctx)
-	if stopProgress != nil {
-		stopProgress()
-	}
-	if runErr == nil {
-		runErr = o.checkStopped(p) // archiveread.go
-	}
-	warnUnmatched(stderr, popts.Filter)
+	runErr := o.runPipeline(ctx, pipeline.New(src, sk, popts), popts.Filter, stderr)
 	if err := sk.Close(context.WithoutCancel(ctx)); err != nil && runErr == nil {
 		runErr = err
 	}
