@@ -117,3 +117,12 @@ mdb_stop_all() {
 		mdb_stop "$pid"
 	done
 }
+
+# fill_binlogs MB: inserts 50,000-row batches into b.t (id BIGINT
+# PRIMARY KEY AUTO_INCREMENT, v VARCHAR(200), n INT) of the running server
+# until its binlogs hold MB megabytes (archive.sh, pitr.sh).
+fill_binlogs() {
+	while [ "$(mdb -e 'SHOW BINARY LOGS' | awk '{s+=$2} END {print int(s/1048576)}')" -lt "$1" ]; do
+		mdb b -e "INSERT INTO t (v, n) SELECT REPEAT(CHAR(65 + seq % 26), 200), seq FROM seq_1_to_50000"
+	done
+}

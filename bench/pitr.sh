@@ -16,9 +16,7 @@ mkdir -p "$w"
 go build -o "$w/binlogcdc" ./cmd/binlogcdc
 mdb_start "$w/db" "${mdb_binlog_flags[@]}" --max-binlog-size=32M
 mdb -e "CREATE DATABASE b; CREATE TABLE b.t (id BIGINT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(200), n INT); CREATE TABLE b.gone (id INT PRIMARY KEY)"
-while [ "$(mdb -e 'SHOW BINARY LOGS' | awk '{s+=$2} END {print int(s/1048576)}')" -lt "$SIZE_MB" ]; do
-	mdb b -e "INSERT INTO t (v, n) SELECT REPEAT(CHAR(65 + seq % 26), 200), seq FROM seq_1_to_50000"
-done
+fill_binlogs "$SIZE_MB"
 mdb -e "DROP TABLE b.gone"
 mdb b -e "INSERT INTO t (v, n) VALUES ('after', 1)"
 echo "binlogs: $(mdb -e 'SHOW BINARY LOGS' | awk '{s+=$2; n++} END {printf "%d files, %.0f MB", n, s/1048576}')"
