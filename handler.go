@@ -150,22 +150,8 @@ type handlerSink struct {
 }
 
 func (s *handlerSink) Write(ctx context.Context, c *change.Change) error {
-	cp := *c
-	cp.Before, cp.After = cloneRow(c.Before), cloneRow(c.After)
-	s.buf = append(s.buf, cp)
+	s.buf = append(s.buf, c.Clone()) // a Write's values are valid only during the call
 	return nil
-}
-
-// cloneRow copies r: a Write's values are valid only during the call.
-func cloneRow(r change.Row) change.Row {
-	if r == nil {
-		return nil
-	}
-	out := make(change.Row, len(r))
-	for i, v := range r {
-		out[i] = v.Clone()
-	}
-	return out
 }
 
 func (s *handlerSink) Commit(ctx context.Context, end change.TxEnd) error {

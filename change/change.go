@@ -182,3 +182,24 @@ type TxEnd struct {
 	// sink that keeps its own checkpoint (sink/mysql) saves it with it.
 	Snapshot []byte
 }
+
+// Clone copies r and its values' bytes (nil stays nil): a sink's Write
+// may keep only what it copied, since values point into buffers that the
+// next event reuses.
+func (r Row) Clone() Row {
+	if r == nil {
+		return nil
+	}
+	out := make(Row, len(r))
+	for i, v := range r {
+		out[i] = v.Clone()
+	}
+	return out
+}
+
+// Clone copies c with its rows (Row.Clone).
+func (c *Change) Clone() Change {
+	out := *c
+	out.Before, out.After = c.Before.Clone(), c.After.Clone()
+	return out
+}

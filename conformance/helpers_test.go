@@ -119,22 +119,11 @@ type memSink struct {
 
 var _ sink.Sink = (*memSink)(nil)
 
-func cloneRow(r change.Row) change.Row {
-	if r == nil {
-		return nil
-	}
-	out := make(change.Row, len(r))
-	for i, v := range r {
-		out[i] = v.Clone()
-	}
-	return out
-}
-
 func (s *memSink) Write(_ context.Context, c *change.Change) error {
 	if c.Op == change.DDL {
 		return nil
 	}
-	s.pending = append(s.pending, rec{Op: c.Op, Table: c.Table, Before: cloneRow(c.Before), After: cloneRow(c.After),
+	s.pending = append(s.pending, rec{Op: c.Op, Table: c.Table, Before: c.Before.Clone(), After: c.After.Clone(),
 		Pos: c.Pos, RowIndex: c.RowIndex, GTID: c.GTID})
 	return nil
 }

@@ -81,7 +81,7 @@ func FuzzParseMatcher(f *testing.F) {
 type collect struct{ changes []change.Change }
 
 func (c *collect) Write(_ context.Context, ch *change.Change) error {
-	c.changes = append(c.changes, cloneChange(ch))
+	c.changes = append(c.changes, ch.Clone())
 	return nil
 }
 func (c *collect) Commit(context.Context, change.TxEnd) error { return nil }

@@ -81,7 +81,7 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		c.ServerID, c.Query = ev.Header.ServerID, p.rowQuery
 		if p.tx.xid != "" {
 			// An XA transaction: held until its outcome is logged.
-			p.tx.held = append(p.tx.held, cloneChange(c))
+			p.tx.held = append(p.tx.held, c.Clone())
 			continue
 		}
 		if p.tx.collect {
@@ -109,26 +109,6 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		return p.commit(ctx, ev)
 	}
 	return nil
-}
-
-// cloneChange copies a change with its values, which point into the
-// decoder's buffers.
-func cloneChange(c *change.Change) change.Change {
-	out := *c
-	out.Before = cloneRow(c.Before)
-	out.After = cloneRow(c.After)
-	return out
-}
-
-func cloneRow(r change.Row) change.Row {
-	if r == nil {
-		return nil
-	}
-	out := make(change.Row, len(r))
-	for i, v := range r {
-		out[i] = v.Clone()
-	}
-	return out
 }
 
 // heldXA is a prepared XA transaction: its changes, held from its XA
