@@ -138,30 +138,11 @@ func (o *ReadOptions) note(format string, args ...any) {
 // 'binlogcdc read' does: JSON lines to stdout or o.Output, SQL, a replay
 // target or Kafka, as o says. Notes and warnings go to stderr.
 func Read(ctx context.Context, o ReadOptions, files []string, stdout, stderr io.Writer) (err error) {
-	if !o.checked {
-		var cleanup func()
-		files, cleanup, err = o.CheckFlags(nil, files)
-		defer cleanup()
-		if err != nil {
-			return err
-		}
-	}
-	for _, n := range o.notes {
-		fmt.Fprintln(stderr, "binlogcdc: "+n)
-	}
-	if o.empty { // an archive with nothing after the start (CheckFlags said so)
-		return nil
-	}
-	o.Remote.Warnf = warnf(stderr) // a ROTATE that could not be followed
-	// --source: check the server and note where its binlog ends now.
-	if err := o.Remote.Connect(ctx, infof(stderr)); err != nil { // remote.go
+	files, done, err := o.begin(ctx, files, nil, stderr)
+	defer done()
+	if err != nil || o.empty {
 		return err
 	}
-	var stopMetrics func()
-	if o.mx, stopMetrics, err = o.Metrics.start(infof(stderr), 0); err != nil { // metrics.go
-		return err
-	}
-	defer stopMetrics()
 	if o.Replay.enabled() {
 		return runReadReplay(ctx, o, files, stdout, stderr)
 	}
@@ -176,26 +157,13 @@ func ReadTo(ctx context.Context, o ReadOptions, files []string, sk sink.Sink, st
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if !o.checked {
-		var cleanup func()
-		files, cleanup, err = o.CheckFlags(nil, files)
-		defer cleanup()
-		if err != nil {
-			return err
-		}
-	}
-	if err := checkOwnDestination(o.Output, &o.Replay, &o.Kafka); err != nil { // handler.go
+	files, done, err := o.begin(ctx, files, func() error {
+		return checkOwnDestination(o.Output, &o.Replay, &o.Kafka) // handler.go
+	}, stderr)
+	defer done()
+	if err != nil || o.empty {
 		return err
 	}
-	o.Remote.Warnf = warnf(stderr)
-	if err := o.Remote.Connect(ctx, infof(stderr)); err != nil { // remote.go
-		return err
-	}
-	var stopMetrics func()
-	if o.mx, stopMetrics, err = o.Metrics.start(infof(stderr), 0); err != nil { // metrics.go
-		return err
-	}
-	defer stopMetrics()
 	return runRead(ctx, o, files, io.Discard, stderr, sk)
 }
 
@@ -357,4 +325,48 @@ func createOutput(path string, stdout io.Writer) (out io.Writer, closeOut func()
 		return nil, nil, err
 	}
 	return f, f.Close, nil
+}
+
+// begin is what Read and ReadTo do first: CheckFlags when not done yet,
+// check (ReadTo's own), CheckFlags' notes, --source's connection and the
+// metrics; with o.empty (an archive with nothing after the start) it
+// stops after the notes. done undoes what begin set up; call it also
+// after an error.
+func (o *ReadOptions) begin(ctx context.Context, files []string, check func() error, stderr io.Writer) (_ []string, done func(), err error) {
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if !o.checked {
+		var cleanup func()
+		files, cleanup, err = o.CheckFlags(nil, files)
+		undo = append(undo, cleanup)
+		if err != nil {
+			return nil, done, err
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, done, err
+		}
+	}
+	for _, n := range o.notes {
+		fmt.Fprintln(stderr, "binlogcdc: "+n)
+	}
+	if o.empty { // an archive with nothing after the start (CheckFlags said so)
+		return files, done, nil
+	}
+	o.Remote.Warnf = warnf(stderr) // a ROTATE that could not be followed
+	// --source: check the server and note where its binlog ends now.
+	if err := o.Remote.Connect(ctx, infof(stderr)); err != nil { // remote.go
+		return nil, done, err
+	}
+	var stopMetrics func()
+	if o.mx, stopMetrics, err = o.Metrics.start(infof(stderr), 0); err != nil { // metrics.go
+		return nil, done, err
+	}
+	undo = append(undo, stopMetrics)
+	return files, done, nil
 }
