@@ -89,8 +89,8 @@ func (o *IncrementalOptions) open(cfg binlog.LiveConfig, info *binlog.ServerInfo
 
 // wrapIncremental puts inc in front of sk, restoring its progress from
 // the checkpoint (resumed, a file) or the --to target; the checkpoint
-// saves it from then on.
-func (so *StreamOptions) wrapIncremental(ctx context.Context, inc *snapshot.Incremental, sk sink.Sink, start change.Position, rp *replayRun, resumed *checkpoint.Checkpoint, saver *checkpoint.Saver, onCommit func(change.TxEnd) error, logf func(string, ...any)) (sink.Sink, error) {
+// saves it from then on. Its tables go into cov, the stream's coverage.
+func (so *StreamOptions) wrapIncremental(ctx context.Context, inc *snapshot.Incremental, cov *pipeline.Coverage, sk sink.Sink, start change.Position, rp *replayRun, resumed *checkpoint.Checkpoint, saver *checkpoint.Saver, onCommit func(change.TxEnd) error, logf func(string, ...any)) (sink.Sink, error) {
 	if inc == nil {
 		return sk, nil
 	}
@@ -101,7 +101,7 @@ func (so *StreamOptions) wrapIncremental(ctx context.Context, inc *snapshot.Incr
 	}
 	fromCheckpoint := resumed != nil
 	var state []byte
-	inc.Sink = sk
+	inc.Sink, inc.Coverage = sk, cov
 	tx := change.TxEnd{Next: start}
 	if rp != nil && rp.target != nil {
 		var err error

@@ -447,9 +447,10 @@ func snapshotStateOf(targetCP *checkpoint.Checkpoint, targetState []byte, target
 
 // coverageOnCommit saves the finished snapshot's progress with each
 // checkpoint until the stream passed its window (the pipeline forgets
-// the tables it passed before OnCommit).
+// the tables it passed before OnCommit). cov is the stream's coverage;
+// its Incremental tables are saved with the incremental snapshot's state.
 func coverageOnCommit(cov *pipeline.Coverage, saver *checkpoint.Saver) func(change.TxEnd) error {
-	if cov == nil {
+	if !cov.HasInitial() {
 		return saver.Commit
 	}
 	// Tests: BINLOGCDC_TEST_SNAPSHOT_KILL=window:N kills the process (as
@@ -460,7 +461,7 @@ func coverageOnCommit(cov *pipeline.Coverage, saver *checkpoint.Saver) func(chan
 	}
 	n := 0
 	return func(tx change.TxEnd) error {
-		if cov != nil && cov.Empty() {
+		if cov != nil && !cov.HasInitial() {
 			saver.SetSnapshot(nil)
 			cov = nil
 		}

@@ -376,12 +376,18 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if o.Snapshot.Only { // snapshot.go: the snapshot command ends here
 		return finishSnapshot(ctx, snap, sk, saver, rp, stderr)
 	}
+	// One coverage for the stream: the window a resumed snapshot left (if
+	// any), and the tables incremental snapshots re-read. The pipeline
+	// reconciles every row change with it.
+	if cov == nil {
+		cov = pipeline.NewCoverage()
+	}
 	watchKafka(mx, ks)                                                        // metrics.go
 	sk = o.Replay.Live.start(runCtx, sk, rp, cfg, &o, cov, mx, logf, stopRun) // verifyevery.go
 	// replay.go, metrics.go
 	onCommit := metricsOnCommit(mx, rp.onCommit(coverageOnCommit(cov, saver)), saver, rp.targetSink()) // snapshot.go: coverageOnCommit
 	// incremental.go: --signal-table, --snapshot-new-tables
-	if sk, err = o.wrapIncremental(ctx, inc, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
+	if sk, err = o.wrapIncremental(ctx, inc, cov, sk, start, rp, resumed, saver, onCommit, logf); err != nil {
 		return err
 	}
 	fl := &pipeline.Follower{

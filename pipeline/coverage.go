@@ -10,7 +10,11 @@ import (
 )
 
 // Coverage is what a consumer holds of each table from snapshots, and as
-// of which binlog position: an ordered list of key-range chunks per table,
+// of which binlog position. A stream has one: it holds both the window a
+// resumed initial snapshot left (the tables read at later positions) and
+// the tables incremental snapshots re-read while it runs
+// (TableCoverage.Incremental), and its pipeline reconciles every row
+// change with it. It is an ordered list of key-range chunks per table,
 // each read in one consistent snapshot at Pos (the first change not in its
 // rows starts at Pos). A snapshot resumed after a crash reads the rest of
 // the tables in a new consistent snapshot at a later position, so the
@@ -42,6 +46,13 @@ type TableCoverage struct {
 	Key []string
 	// Chunks are in key order and do not overlap.
 	Chunks []Chunk
+	// Incremental: the table is re-read by an incremental snapshot while
+	// the stream runs (snapshot.Incremental), each chunk at or after the
+	// stream's position, so a DDL statement on it is applied as it comes
+	// (CheckDDL leaves it alone); it is saved with the incremental
+	// snapshot's state. Otherwise it is in the window of a resumed
+	// initial snapshot, saved with that snapshot's state.
+	Incremental bool
 }
 
 // Chunk is a range of keys held as of Pos: Lo exclusive, Hi inclusive,
@@ -100,6 +111,48 @@ func (c *Coverage) SetTable(db, table string, key []string) *TableCoverage {
 	c.tables[coverageName(db, table)] = tc
 	c.byTable = nil
 	return tc
+}
+
+// HasInitial reports whether a table of an initial snapshot's window (not
+// Incremental) is covered.
+func (c *Coverage) HasInitial() bool {
+	if c == nil {
+		return false
+	}
+	for _, tc := range c.tables {
+		if !tc.Incremental {
+			return true
+		}
+	}
+	return false
+}
+
+// Only returns the tables whose Incremental is incremental, as a Coverage
+// of their own (sharing their chunks): what one kind's state saves.
+func (c *Coverage) Only(incremental bool) *Coverage {
+	out := NewCoverage()
+	if c == nil {
+		return out
+	}
+	for k, tc := range c.tables {
+		if tc.Incremental == incremental {
+			out.tables[k] = tc
+		}
+	}
+	return out
+}
+
+// Adopt takes the tables of o (read back from a saved state) into c,
+// marked Incremental as said; a table c covers already is replaced.
+func (c *Coverage) Adopt(o *Coverage, incremental bool) {
+	if o == nil {
+		return
+	}
+	for k, tc := range o.tables {
+		tc.Incremental = incremental
+		c.tables[k] = tc
+	}
+	c.byTable = nil
 }
 
 // Drop forgets db.table.
@@ -426,7 +479,11 @@ func (c *Coverage) CheckDDL(ch *change.Change) error {
 	if c.Empty() || ch.Op != change.DDL {
 		return nil
 	}
-	inWindow := func(tc *TableCoverage) bool { return !tc.Complete() || ch.Pos.Before(tc.MaxPos()) }
+	// An incremental snapshot's table is read at or after the stream's
+	// position: its statements are applied as they come.
+	inWindow := func(tc *TableCoverage) bool {
+		return !tc.Incremental && (!tc.Complete() || ch.Pos.Before(tc.MaxPos()))
+	}
 	var hit []string
 	t := ch.Touches
 	switch {

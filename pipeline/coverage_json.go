@@ -26,6 +26,9 @@ type tableCoverageJSON struct {
 	Table  string      `json:"table"`
 	Key    []string    `json:"key,omitempty"`
 	Chunks []chunkJSON `json:"chunks"`
+	// Incremental: TableCoverage.Incremental (each kind is saved in its
+	// own state, which also says it).
+	Incremental bool `json:"incremental,omitempty"`
 }
 
 type chunkJSON struct {
@@ -45,7 +48,7 @@ type keyValueJSON struct {
 func (c *Coverage) MarshalJSON() ([]byte, error) {
 	out := coverageJSON{Tables: []tableCoverageJSON{}}
 	for _, tc := range c.Tables() {
-		t := tableCoverageJSON{DB: tc.DB, Table: tc.Table, Key: tc.Key, Chunks: []chunkJSON{}}
+		t := tableCoverageJSON{DB: tc.DB, Table: tc.Table, Key: tc.Key, Chunks: []chunkJSON{}, Incremental: tc.Incremental}
 		for _, ch := range tc.Chunks {
 			t.Chunks = append(t.Chunks, chunkJSON{Lo: keyJSON(ch.Lo), Hi: keyJSON(ch.Hi), File: ch.Pos.File, Offset: ch.Pos.Offset})
 		}
@@ -80,7 +83,7 @@ func (c *Coverage) UnmarshalJSON(data []byte) error {
 		if len(t.Key) > 0 {
 			key = t.Key
 		}
-		c.SetTable(t.DB, t.Table, key)
+		c.SetTable(t.DB, t.Table, key).Incremental = t.Incremental
 		for _, ch := range t.Chunks {
 			lo, err := keyFromJSON(ch.Lo)
 			if err != nil {

@@ -377,3 +377,59 @@ func TestCoverageXACommitPos(t *testing.T) {
 		t.Fatalf("update into no chunk: keep %v op %v, %v; want a delete", keep, ch.Op, err)
 	}
 }
+
+// One coverage holds an initial snapshot's window and incremental
+// snapshots' tables: each kind is saved on its own, and only the
+// initial snapshot's window stops DDL.
+func TestCoverageKinds(t *testing.T) {
+	c := NewCoverage()
+	at := func(off uint64) change.Position { return change.Position{File: "binlog.000002", Offset: off} }
+	c.SetTable("shop", "orders", nil)
+	if err := c.AddChunk("shop", "orders", Chunk{Pos: at(500)}); err != nil {
+		t.Fatal(err)
+	}
+	c.SetTable("shop", "items", nil).Incremental = true
+	if !c.HasInitial() {
+		t.Fatal("HasInitial: false with an initial snapshot's table")
+	}
+	if got := c.Only(true).Tables(); len(got) != 1 || got[0].Table != "items" {
+		t.Fatalf("Only(true): %+v", got)
+	}
+	if got := c.Only(false).Tables(); len(got) != 1 || got[0].Table != "orders" {
+		t.Fatalf("Only(false): %+v", got)
+	}
+	ddl := func(table string) error {
+		return c.CheckDDL(&change.Change{Op: change.DDL, Pos: at(100), SQL: "ALTER TABLE " + table + " ADD c INT",
+			Touches: &change.Touches{Kind: "table", Tables: []change.TableName{{DB: "shop", Table: table}}}})
+	}
+	if ddl("orders") == nil {
+		t.Error("DDL inside the initial snapshot's window was not stopped")
+	}
+	if err := ddl("items"); err != nil {
+		t.Errorf("DDL on an incremental snapshot's table was stopped: %v", err)
+	}
+
+	// Saved and read back: the kind comes back with each table.
+	data, err := c.Only(true).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := NewCoverage()
+	if err := back.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	joined := NewCoverage()
+	joined.Adopt(c.Only(false), false)
+	joined.Adopt(back, true)
+	if tc := joined.Table("shop", "items"); tc == nil || !tc.Incremental {
+		t.Errorf("items after a round trip: %+v", tc)
+	}
+	if tc := joined.Table("shop", "orders"); tc == nil || tc.Incremental {
+		t.Errorf("orders after Adopt: %+v", tc)
+	}
+	// Once the window is passed only the incremental table is left.
+	joined.Forget(at(600))
+	if joined.HasInitial() || joined.Table("shop", "items") == nil {
+		t.Errorf("after Forget: initial %v, items %+v", joined.HasInitial(), joined.Table("shop", "items"))
+	}
+}

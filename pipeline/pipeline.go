@@ -77,10 +77,12 @@ type Options struct {
 	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
 	Metrics *metrics.Stream
 
-	// Coverage, if not empty, is what the sink already holds from a
-	// snapshot resumed at later positions: each row change is reconciled
-	// with it (see Coverage.Reconcile), DDL inside its window stops the
-	// run, and tables are forgotten at each commit once past (the
+	// Coverage, if set, is what the sink already holds from snapshots: a
+	// snapshot resumed at later positions, and tables an incremental
+	// snapshot (a sink, snapshot.Incremental) adds to it while the
+	// pipeline runs. Each row change is reconciled with it (see
+	// Coverage.Reconcile), DDL inside an initial snapshot's window stops
+	// the run, and tables are forgotten at each commit once past (the
 	// Coverage is updated in place: save it with the checkpoint in
 	// OnCommit). An empty Coverage costs nothing.
 	Coverage *Coverage
@@ -104,7 +106,7 @@ type Pipeline struct {
 	schemas *tablemap.Cache
 	rows    rowevent.Decoder
 
-	cov      *Coverage // opts.Coverage while not empty
+	cov      *Coverage // opts.Coverage
 	tx       txState
 	rowQuery string            // the statement of the rows events that follow (events.go)
 	xa       map[string]heldXA // prepared XA transactions, by xid
@@ -173,9 +175,7 @@ type txState struct {
 // New returns a Pipeline. It does no I/O.
 func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
 	p := &Pipeline{src: src, sink: s, opts: opts, tables: map[uint64]*tablemap.Table{}, schemas: tablemap.NewCache()}
-	if !opts.Coverage.Empty() {
-		p.cov = opts.Coverage
-	}
+	p.cov = opts.Coverage
 	if u, ok := s.(utf8Checker); ok && u.ChecksUTF8() {
 		p.rows.LazyUTF8 = true
 	}
@@ -456,8 +456,8 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 		p.opts.Metrics.Commit(&ops, end.Time)
 	}
 	p.Stats.Last = end.Next
-	if p.cov != nil && p.cov.Forget(end.Next) {
-		p.cov = nil
+	if !p.cov.Empty() {
+		p.cov.Forget(end.Next)
 	}
 	if end.GTID != "" {
 		p.lastGTID = end.GTID

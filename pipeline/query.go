@@ -61,7 +61,7 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 		}
 	} else if !p.tx.skip {
 		p.noteDDL(q) // ddl.go
-		if p.cov != nil && !p.tx.collect {
+		if !p.cov.Empty() && !p.tx.collect {
 			if err := p.checkDDL(ev, q); err != nil { // ddl.go
 				return err
 			}
@@ -108,11 +108,10 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 		ts, micro := p.eventTime(ev)
 		for i := range held.changes {
 			c := &held.changes[i]
-			// It takes effect where it commits: a coverage (this
-			// pipeline's, or a sink's: snapshot.Incremental) reconciles
-			// it there.
+			// It takes effect where it commits: the coverage
+			// reconciles it there.
 			c.GTID, c.Time, c.TimeMicro, c.CommitPos = p.tx.gtid, ts, micro, ev.Pos
-			if p.cov != nil {
+			if !p.cov.Empty() {
 				keep, err := p.cov.Reconcile(c)
 				if err != nil {
 					return err

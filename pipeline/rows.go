@@ -87,7 +87,7 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		if p.tx.collect {
 			continue
 		}
-		if p.cov != nil {
+		if !p.cov.Empty() {
 			keep, err := p.cov.Reconcile(c)
 			if err != nil {
 				return err

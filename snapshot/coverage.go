@@ -13,11 +13,13 @@ func coverageKey(ch *Chunk) []string {
 	return append([]string(nil), ch.Table.PKNames...)
 }
 
-// addChunk records a chunk in cov (the table's first chunk fixes its key).
+// addChunk records a chunk in cov (the table's first chunk fixes its
+// key; the table stays Incremental or not).
 func addChunk(cov *pipeline.Coverage, ch *Chunk) error {
 	t := ch.Table
 	if tc := cov.Table(t.DB, t.Name); tc == nil || len(tc.Chunks) == 0 {
-		cov.SetTable(t.DB, t.Name, coverageKey(ch))
+		incremental := tc != nil && tc.Incremental
+		cov.SetTable(t.DB, t.Name, coverageKey(ch)).Incremental = incremental
 	}
 	return cov.AddChunk(t.DB, t.Name, pipeline.Chunk{Lo: ch.Lo, Hi: ch.Hi, Pos: ch.Pos.Pos()})
 }

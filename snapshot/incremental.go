@@ -28,8 +28,9 @@ import (
 //     Pc (never before the stream's position), written as snapshot rows
 //     (a --to target first empties the chunk's key range) and added to
 //     the coverage with Pc.
-//   - The stream's changes to such a table pass through the coverage: an
-//     image is visible when its key's chunk was read at or before the
+//   - The stream's changes to such a table pass through the coverage (the
+//     stream's one: Coverage, which the pipeline in front reconciles
+//     every row change with; pipeline.Options.Coverage): an image is visible when its key's chunk was read at or before the
 //     position where the change takes effect (its own, or its XA
 //     COMMIT's: change.Change.CommitPos). So each key's history is its
 //     snapshot row at Pc, then its changes after Pc, once each, in the
@@ -60,8 +61,13 @@ type Incremental struct {
 	// now with the chunk in the state).
 	OnChunk func(tx change.TxEnd) error
 	Logf    func(format string, args ...any)
+	// Coverage is the stream's coverage, shared with the pipeline that
+	// writes to this sink (pipeline.Options.Coverage), which reconciles
+	// each row change with it. The tables re-read here are in it, marked
+	// Incremental, and only they are saved with the state. Nil: one of
+	// its own (the caller then reconciles with Coverage()).
+	Coverage *pipeline.Coverage
 
-	cov     *pipeline.Coverage
 	state   State
 	pending []string // tables requested in the open transaction
 	dirty   bool     // the state changed outside a commit (Start)
@@ -164,9 +170,11 @@ func (in *Incremental) Restore(data []byte) error {
 		return fmt.Errorf("incremental snapshot: the saved state is damaged: %w", err)
 	}
 	if len(st.Coverage) > 0 {
-		if err := json.Unmarshal(st.Coverage, in.coverage()); err != nil {
+		saved := pipeline.NewCoverage()
+		if err := json.Unmarshal(st.Coverage, saved); err != nil {
 			return fmt.Errorf("incremental snapshot: the saved state is damaged: %w", err)
 		}
+		in.coverage().Adopt(saved, true)
 	}
 	for _, n := range st.Added {
 		db, t, err := pipeline.ParseTableName(n)
@@ -201,11 +209,12 @@ func (in *Incremental) Running() []string {
 // pipeline.QuoteName writes it), at Start or the next commit.
 func (in *Incremental) Request(tables ...string) { in.pending = append(in.pending, tables...) }
 
+// coverage returns Coverage, made when there is none.
 func (in *Incremental) coverage() *pipeline.Coverage {
-	if in.cov == nil {
-		in.cov = pipeline.NewCoverage()
+	if in.Coverage == nil {
+		in.Coverage = pipeline.NewCoverage()
 	}
-	return in.cov
+	return in.Coverage
 }
 
 func (in *Incremental) logf(format string, args ...any) {
@@ -214,7 +223,8 @@ func (in *Incremental) logf(format string, args ...any) {
 	}
 }
 
-// Write passes c on through the coverage; a signal is noted.
+// Write passes c on (the pipeline in front reconciled it with Coverage);
+// a signal is noted.
 func (in *Incremental) Write(ctx context.Context, c *change.Change) error {
 	if c.Op == change.DDL || c.Table == nil {
 		in.inTx = true
@@ -226,16 +236,8 @@ func (in *Incremental) Write(ctx context.Context, c *change.Change) error {
 		}
 		return nil
 	}
-	out := *c
-	keep, err := in.coverage().Reconcile(&out)
-	if err != nil {
-		return fmt.Errorf("incremental snapshot: %w", err)
-	}
-	if !keep {
-		return nil
-	}
 	in.inTx = true
-	return in.Sink.Write(ctx, &out)
+	return in.Sink.Write(ctx, c)
 }
 
 // signal reads a request: columns type ('snapshot' or Debezium's
@@ -342,7 +344,10 @@ func (in *Incremental) takeRequests() bool {
 		// Asked again while it runs: it starts over.
 		in.state.Tables = slicesDeleteFunc(in.state.Tables, func(ts TableState) bool { return ts.DB == db && ts.Table == t })
 		in.state.Tables = append(in.state.Tables, TableState{DB: db, Table: t})
-		in.coverage().SetTable(db, t, nil) // its key is set with its first chunk
+		// Its key is set with its first chunk. A table still in a resumed
+		// initial snapshot's window is read again whole: what it held
+		// there is replaced.
+		in.coverage().SetTable(db, t, nil).Incremental = true
 		in.logf("incremental snapshot of %s requested (%d table(s) queued)", n, len(in.state.Tables))
 	}
 	in.pending = nil
@@ -398,8 +403,8 @@ func (in *Incremental) setState() error {
 // to save).
 func (in *Incremental) State() ([]byte, error) {
 	in.state.Coverage = nil
-	if !in.coverage().Empty() {
-		cov, err := json.Marshal(in.cov)
+	if mine := in.coverage().Only(true); !mine.Empty() {
+		cov, err := json.Marshal(mine)
 		if err != nil {
 			return nil, err
 		}

@@ -83,7 +83,14 @@ func TestIncrementalRequest(t *testing.T) {
 	if got := in.Running(); !reflect.DeepEqual(got, []string{"`shop`.`items`"}) {
 		t.Fatalf("running %q", got)
 	}
-	must(in.Write(ctx, &change.Change{Op: change.Insert, Table: items, After: change.Row{change.IntValue(1)}, Pos: change.Position{File: "binlog.000001", Offset: 200}}))
+	// The pipeline in front reconciles each change with the coverage it
+	// shares with the Incremental.
+	c := &change.Change{Op: change.Insert, Table: items, After: change.Row{change.IntValue(1)}, Pos: change.Position{File: "binlog.000001", Offset: 200}}
+	if keep, err := in.coverage().Reconcile(c); err != nil || keep {
+		t.Errorf("a change to a table not read yet: keep %v, err %v", keep, err)
+	} else if tc := in.coverage().Table("shop", "items"); tc == nil || !tc.Incremental {
+		t.Errorf("the requested table is not marked incremental in the coverage: %+v", tc)
+	}
 	must(in.Commit(ctx, change.TxEnd{}))
 	if got := strings.Join(rec.ops, ","); got != "commit,commit" {
 		t.Errorf("the sink got %q: the signal row or a change to a table not read yet went through", got)
