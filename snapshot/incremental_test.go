@@ -100,7 +100,16 @@ func TestIncrementalRequest(t *testing.T) {
 	must(err)
 	filter2, _ := pipeline.NewFilter([]string{"shop.orders"}, nil)
 	in2 := &Incremental{Sink: rec, Filter: filter2}
-	must(in2.Restore(state))
+	// A state saved before the coverage was shared has no "incremental"
+	// mark: the state it is read from says so.
+	old := strings.ReplaceAll(string(state), `,"incremental":true`, "")
+	if old == string(state) {
+		t.Fatalf("the saved state has no incremental mark: %s", state)
+	}
+	must(in2.Restore([]byte(old)))
+	if tc := in2.coverage().Table("shop", "items"); tc == nil || !tc.Incremental {
+		t.Errorf("restored from an old state, items is not marked incremental: %+v", tc)
+	}
 	if !filter2.Table("shop", "items") || !reflect.DeepEqual(in2.Running(), in.Running()) {
 		t.Errorf("the restored state lost the selection or the queue: %s", state)
 	}
