@@ -335,9 +335,12 @@ func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, 
 	defer s.src.Close()
 	// Maxwell brackets each table's bootstrap rows with bootstrap-start
 	// and bootstrap-complete records (not for a target server).
-	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state, Marks: o.Replay.Format == "maxwell"}
+	// Debezium's source.snapshot says which rows are the first and the
+	// last (of a table, of the snapshot).
+	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state, Marks: o.Replay.Format == "maxwell",
+		Places: o.Replay.Format == "debezium"}
 	if rp != nil && rp.target != nil {
-		opts.Marks = false
+		opts.Marks, opts.Places = false, false
 		sk = snapshot.AsInserts(sk)
 		opts.BeforeTable = func(t *tablemap.Table, fresh bool) error {
 			return rp.target.PrepareSnapshotTable(t, fresh && (s.redo || s.resumed), !fresh)

@@ -103,6 +103,12 @@ type Change struct {
 	// end of a table's snapshot it marks: MarkTableStart or MarkTableEnd
 	// (snapshot.Options.Marks). 0 for every other change.
 	Mark uint8
+	// Place is, for a Snapshot change with a row, where the row stands in
+	// the snapshot (PlaceFirstInTable, …): set when the snapshot was
+	// asked for it (snapshot.Options.Places, for Debezium's
+	// source.snapshot), and PlaceIncremental for an incremental
+	// snapshot's rows. 0 for every other change.
+	Place uint8
 
 	// DB and SQL are set for DDL: the default database of the statement
 	// and its text.
@@ -144,6 +150,15 @@ type TableName struct{ DB, Table string }
 const (
 	MarkTableStart uint8 = 1 + iota
 	MarkTableEnd
+)
+
+// Where a snapshot row stands (Change.Place), bits.
+const (
+	PlaceFirstInTable uint8 = 1 << iota // the first row of its table
+	PlaceLastInTable                    // the last row of its table
+	PlaceFirstTable                     // its table is the snapshot's first
+	PlaceLastTable                      // its table is the snapshot's last
+	PlaceIncremental                    // read by an incremental snapshot
 )
 
 // Rows event flags (the post-header's 2-byte flags field).

@@ -43,6 +43,11 @@ type Options struct {
 	// changes without a row: only for sinks whose format has such
 	// records, Maxwell's bootstrap-start and bootstrap-complete).
 	Marks bool
+	// Places sets each row's change.Change.Place: first or last of its
+	// table, in the first or last table (Debezium's source.snapshot
+	// first, last, first_in_data_collection, last_in_data_collection).
+	// Each row is then written when the next is read (a copy of one row).
+	Places bool
 }
 
 // Progress says how far a Copy is.
@@ -153,7 +158,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		return nil
 	}
 	var cv converter
-	for _, ti := range tables {
+	for idx, ti := range tables {
 		name := tableKey(ti.DB, ti.Name)
 		var tc *pipeline.TableCoverage
 		if state != nil {
@@ -205,7 +210,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 			Flags: change.RowsNoForeignKeyChecks}
 		mark := func(m uint8) error {
 			mc := c
-			mc.Mark, mc.RowIndex = m, int(rows)
+			mc.Mark, mc.RowIndex, mc.Place = m, int(rows), 0
 			inBatch++
 			return out.Write(ctx, &mc)
 		}
@@ -214,12 +219,9 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 				return st, err
 			}
 		}
-		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
-			r, err := cv.convert(ts, row)
-			if err != nil {
-				return fmt.Errorf("%s row %d: %w", p.Table, rows, err)
-			}
-			c.After, c.RowIndex = r, int(rows)
+		// emit writes one row, and commits a full batch.
+		emit := func(r change.Row, place uint8) error {
+			c.After, c.RowIndex, c.Place = r, int(rows), place
 			if err := out.Write(ctx, &c); err != nil {
 				return err
 			}
@@ -244,7 +246,41 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 				report()
 			}
 			return nil
+		}
+		// With Places, a row waits for the next one (or the end of the
+		// table) to know whether it is the table's last.
+		var held change.Row
+		var heldPlace, place uint8
+		if idx == 0 {
+			place |= change.PlaceFirstTable
+		}
+		if idx == len(tables)-1 {
+			place |= change.PlaceLastTable
+		}
+		firstRow := after == nil
+		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+			r, err := cv.convert(ts, row)
+			if err != nil {
+				return fmt.Errorf("%s row %d: %w", p.Table, rows, err)
+			}
+			if !opts.Places {
+				return emit(r, 0)
+			}
+			if held != nil {
+				if err := emit(held, heldPlace); err != nil {
+					return err
+				}
+			}
+			held, heldPlace = r.Clone(), place
+			if firstRow {
+				heldPlace |= change.PlaceFirstInTable
+				firstRow = false
+			}
+			return nil
 		}, nil)
+		if err == nil && held != nil {
+			err = emit(held, heldPlace|change.PlaceLastInTable)
+		}
 		if err != nil {
 			return st, s.err(ctx, "reading "+p.Table, err)
 		}

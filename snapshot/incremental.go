@@ -466,7 +466,7 @@ func (in *Incremental) next(ctx context.Context) (read bool, err error) {
 	tx := in.last
 	req := ChunkRequest{DB: ts.DB, Table: ts.Table, After: keyFromJSON(ts.After), Rows: in.rows}
 	inBatch := 0
-	c := change.Change{Op: change.Snapshot, Flags: change.RowsNoForeignKeyChecks}
+	c := change.Change{Op: change.Snapshot, Flags: change.RowsNoForeignKeyChecks, Place: change.PlaceIncremental}
 	ch, err := in.Reader.Read(ctx, req, func(got *Chunk) error {
 		c.Table, c.Pos, c.Time, c.GTID = got.Table, got.Pos.Pos(), got.Pos.Time, got.Pos.GTID
 		if got.Whole {

@@ -117,8 +117,9 @@ func (d *debezium) appendValueRecord(b []byte, c *change.Change) ([]byte, error)
 	b = append(b, d.srcHead...)
 	us := c.Time.UnixMicro()
 	b = strconv.AppendInt(b, floorDiv(us, 1000), 10)
-	if c.Op == change.Snapshot { // a snapshot row: Debezium's snapshot "true" and op "r"
-		b = append(b, `,"snapshot":"true"`...)
+	if c.Op == change.Snapshot { // a snapshot row: Debezium's op "r", and source.snapshot
+		b = append(b, `,"snapshot":`...)
+		b = append(b, dbzSnapshot(c.Place)...)
 		b = append(b, k.db[len(`,"snapshot":"false"`):]...)
 	} else {
 		b = append(b, k.db...)
@@ -469,4 +470,27 @@ func wkbPoint(wkb []byte) (x, y float64, ok bool) {
 		return 0, 0, false
 	}
 	return math.Float64frombits(bo.Uint64(wkb[5:])), math.Float64frombits(bo.Uint64(wkb[13:])), true
+}
+
+// dbzSnapshot is source.snapshot of a snapshot row, as Debezium marks its
+// snapshot records, in this order of precedence: the snapshot's last row
+// "last", its first "first", a table's last row "last_in_data_collection",
+// a table's first "first_in_data_collection"; every other row "true", and
+// an incremental snapshot's rows "incremental".
+func dbzSnapshot(place uint8) string {
+	const last = change.PlaceLastInTable | change.PlaceLastTable
+	const first = change.PlaceFirstInTable | change.PlaceFirstTable
+	switch {
+	case place&change.PlaceIncremental != 0:
+		return `"incremental"`
+	case place&last == last:
+		return `"last"`
+	case place&first == first:
+		return `"first"`
+	case place&change.PlaceLastInTable != 0:
+		return `"last_in_data_collection"`
+	case place&change.PlaceFirstInTable != 0:
+		return `"first_in_data_collection"`
+	}
+	return `"true"`
 }
