@@ -4,9 +4,8 @@ package e2e
 // fixtures (testdata/debezium, unchanged) and the values the matching
 // integration tests assert, transcribed here as data, checked against
 // 'binlogcdc read --format debezium' of the binlog a private MariaDB
-// writes for them. Only the streaming assertions are run (binlogcdc's
-// rows come from the binlog); the ITs' snapshot twins are counted as
-// skipped.
+// writes for them; the ITs' snapshot twins run through 'binlogcdc
+// snapshot --format debezium' of the same table.
 
 import (
 	"bytes"
@@ -32,6 +31,9 @@ type dbzCase struct {
 	flags   []string
 	rows    []map[string]string // column: expected JSON text
 	every   bool                // the IT asserts every row, not only the last
+	// snap: the IT has a twin that asserts the fixture's row (rows[0]) in
+	// its snapshot record: run through 'binlogcdc snapshot'.
+	snap bool
 }
 
 func dbzF32(f float32) string { return strconv.FormatFloat(float64(f), 'g', -1, 32) }
@@ -76,20 +78,24 @@ func uuidRows(vals ...string) []map[string]string {
 var dbzCases = []dbzCase{
 	{it: "BinlogFloatIT.shouldHandleFloatAsFloatAndDouble", fixture: "float_test", db: "floatit", table: "DBZ3865",
 		flags: []string{"--debezium-float-double-columns", "floatit_*.DBZ3865.f2,floatit_*.DBZ3865.f3"},
-		rows: []map[string]string{{"f1": dbzF32(5.6), "f2": dbzF64(float64(float32(5.61))), "f3": dbzF64(float64(float32(30.12346))),
-			"f4_23": dbzF32(64.1), "f4_24": dbzF32(64.1), "f4_25": dbzF64(64.1), "weight": dbzF32(64.1234)}}},
+		rows:  floatRows, snap: true},
+	// The IT then creates DBZ3865_2 as DBZ3865 and inserts the same row.
+	{it: "BinlogFloatIT.shouldHandleFloatAsFloatAndDouble (DBZ3865_2)", fixture: "float_test", db: "floatit", table: "DBZ3865_2",
+		more:  []string{floatCreate2, "INSERT INTO DBZ3865_2(f1, f2, f3, f4_23, f4_24, f4_25, weight) VALUE (5.6, 5.61, 30.123456, 64.1, 64.1, 64.1, 64.1234)"},
+		flags: []string{"--debezium-float-double-columns", "floatit_*.DBZ3865_2.f2,floatit_*.DBZ3865_2.f3"},
+		rows:  floatRows},
 	{it: "BinlogYearIT.shouldProcessTwoAndForDigitYearsInConnector", fixture: "year_test", db: "yearit", table: "dbz_1143_year_test",
-		more: []string{yearInsert}, rows: yearRows(true)},
+		more: []string{yearInsert}, snap: true, rows: yearRows(true)},
 	{it: "BinlogYearIT.shouldProcessTwoAndForDigitYearsInDatabase", fixture: "year_test", db: "yearit", table: "dbz_1143_year_test",
-		more: []string{yearInsert}, flags: []string{"--debezium-enable-time-adjuster=false"}, rows: yearRows(false)},
+		more: []string{yearInsert}, snap: true, flags: []string{"--debezium-enable-time-adjuster=false"}, rows: yearRows(false)},
 	{it: "BinlogBinaryModeIT (bytes)", fixture: "binary_mode_test", db: "binarymodeit", table: "dbz_1814_binary_mode_test",
-		more: []string{binaryInsert}, rows: binaryRows("AQID")},
+		more: []string{binaryInsert}, snap: true, rows: binaryRows("AQID")},
 	{it: "BinlogBinaryModeIT (hex)", fixture: "binary_mode_test", db: "binarymodeit", table: "dbz_1814_binary_mode_test",
-		more: []string{binaryInsert}, flags: []string{"--debezium-binary-handling-mode", "hex"}, rows: binaryRows("010203")},
+		more: []string{binaryInsert}, snap: true, flags: []string{"--debezium-binary-handling-mode", "hex"}, rows: binaryRows("010203")},
 	{it: "BinlogBinaryModeIT (base64)", fixture: "binary_mode_test", db: "binarymodeit", table: "dbz_1814_binary_mode_test",
-		more: []string{binaryInsert}, flags: []string{"--debezium-binary-handling-mode", "base64"}, rows: binaryRows("AQID")},
+		more: []string{binaryInsert}, snap: true, flags: []string{"--debezium-binary-handling-mode", "base64"}, rows: binaryRows("AQID")},
 	{it: "BinlogBinaryModeIT (base64-url-safe)", fixture: "binary_mode_test", db: "binarymodeit", table: "dbz_1814_binary_mode_test",
-		more: []string{binaryInsert}, flags: []string{"--debezium-binary-handling-mode", "base64-url-safe"}, rows: binaryRows("AQID")},
+		more: []string{binaryInsert}, snap: true, flags: []string{"--debezium-binary-handling-mode", "base64-url-safe"}, rows: binaryRows("AQID")},
 	{it: "BinlogFixedLengthBinaryColumnIT.bytesMode", fixture: "binary_column_test", db: "binarycolumnit", table: "dbz_254_binary_column_test",
 		every: true, rows: uuidRows("ZRrtCDkPSJOy8TaSPnt0AA==", "ZRrtCDkPSJOy8TaSPnt0qw==", "ZRrtCDkPSJOy8TaSPnt0AA==", "AAAAAAAAAAAAAAAAAAAAAA==")},
 	{it: "BinlogFixedLengthBinaryColumnIT.hexMode", fixture: "binary_column_test", db: "binarycolumnit", table: "dbz_254_binary_column_test",
@@ -103,6 +109,14 @@ var dbzCases = []dbzCase{
 		every: true, rows: uuidRows("ZRrtCDkPSJOy8TaSPnt0AA==", "ZRrtCDkPSJOy8TaSPnt0qw==", "ZRrtCDkPSJOy8TaSPnt0AA==", "AAAAAAAAAAAAAAAAAAAAAA==")},
 }
 
+// floatRows is what BinlogFloatIT asserts of its row, in each record.
+var floatRows = []map[string]string{{"f1": dbzF32(5.6), "f2": dbzF64(float64(float32(5.61))), "f3": dbzF64(float64(float32(30.12346))),
+	"f4_23": dbzF32(64.1), "f4_24": dbzF32(64.1), "f4_25": dbzF64(64.1), "weight": dbzF32(64.1234)}}
+
+var floatCreate2 = "CREATE TABLE `DBZ3865_2` (`id` INT NOT NULL AUTO_INCREMENT, `f1` FLOAT DEFAULT 5.6, `f2` FLOAT(10, 2) DEFAULT NULL, " +
+	"`f3` FLOAT(35, 5) DEFAULT NULL, `f4_23` FLOAT(23) DEFAULT NULL, `f4_24` FLOAT(24) DEFAULT NULL, `f4_25` FLOAT(25) DEFAULT NULL, " +
+	"`weight` FLOAT UNSIGNED DEFAULT '0', PRIMARY KEY (`ID`)) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8mb4"
+
 var yearInsert = "INSERT INTO dbz_1143_year_test VALUES (default, '18', '0018', '2018', '18-04-01', '0018-04-01', '2018-04-01', " +
 	"'18-04-01 12:34:56', '0018-04-01 12:34:56', '2018-04-01 12:34:56', '78', '0078', '1978', '78-04-01', '0078-04-01', '1978-04-01', " +
 	"'78-04-01 12:34:56', '0078-04-01 12:34:56', '1978-04-01 12:34:56')"
@@ -112,11 +126,7 @@ var dbzSkipped = []struct {
 	what    string
 	asserts int
 	reason  string
-}{
-	{"BinlogYearIT: the snapshot record of each test", 34, "binlogcdc reads these rows from the binlog; its snapshot path is not exercised here"},
-	{"BinlogBinaryModeIT: the 4 *Snapshot tests", 24, "same"},
-	{"BinlogFloatIT: the same 7 values on its 2 other records", 14, "the same assertions on a table created again; not transcribed"},
-}
+}{}
 
 // splitFixture splits a DDL fixture into statements (a ';' at a line's
 // end ends one; '--' comment lines dropped).
@@ -193,6 +203,10 @@ func TestDebeziumSuite(t *testing.T) {
 				}
 			}
 		}
+		if c.snap {
+			n, m := dbzSnapshotTwin(t, srv, db, c)
+			total, met = total+n, met+m
+		}
 	}
 	skipped := 0
 	for _, s := range dbzSkipped {
@@ -200,4 +214,46 @@ func TestDebeziumSuite(t *testing.T) {
 		t.Logf("skipped: %s: %d assertions: %s", s.what, s.asserts, s.reason)
 	}
 	t.Logf("Debezium ITs: %d assertions run, %d met, %d not met; %d skipped", total, met, total-met, skipped)
+}
+
+// dbzSnapshotTwin runs an IT's snapshot twin: 'binlogcdc snapshot' of
+// the case's table gives a snapshot record ("op":"r") for each row, and
+// the twin asserts the fixture's row, rows[0]; the others are checked,
+// not counted. It returns the assertions run and met.
+func dbzSnapshotTwin(t *testing.T, srv *testserver.Server, db string, c dbzCase) (total, met int) {
+	t.Helper()
+	args := append([]string{"snapshot", "--source", srv.DSN(), "--format", "debezium", "--tables", db + "." + c.table}, c.flags...)
+	out, errs, code := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("%s snapshot twin: exit %d: %s", c.it, code, errs)
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(lines) != len(c.rows) {
+		t.Fatalf("%s snapshot twin: %d records, want %d:\n%s", c.it, len(lines), len(c.rows), out)
+	}
+	for r, want := range c.rows {
+		var rec struct {
+			After map[string]json.RawMessage `json:"after"`
+			Op    string                     `json:"op"`
+		}
+		if err := json.Unmarshal(lines[r], &rec); err != nil {
+			t.Fatalf("%s snapshot twin: %v: %s", c.it, err, lines[r])
+		}
+		if rec.Op != "r" {
+			t.Errorf("%s snapshot twin row %d: op %q, want r", c.it, r, rec.Op)
+		}
+		for col, v := range want {
+			if r == 0 {
+				total++
+			}
+			if got := string(rec.After[col]); got != v {
+				t.Errorf("%s snapshot twin row %d: %s = %s, Debezium's test asserts %s", c.it, r, col, got, v)
+				continue
+			}
+			if r == 0 {
+				met++
+			}
+		}
+	}
+	return total, met
 }
