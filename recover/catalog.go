@@ -73,14 +73,9 @@ func (s *span) holds(pos change.Position) bool {
 	return before(s.from, pos) && (s.open || before(pos, s.to))
 }
 
-// before reports whether a comes before b. Binlog file names of one server
-// sort by their fixed-width numeric suffix; the zero Position is first.
-func before(a, b change.Position) bool {
-	if a.File != b.File {
-		return a.File < b.File
-	}
-	return a.Offset < b.Offset
-}
+// before reports whether a comes before b (change.Position.Compare: by
+// file sequence, an archive's later server histories after the earlier).
+func before(a, b change.Position) bool { return a.Before(b) }
 
 type alterEvent struct {
 	ev   *Event
