@@ -343,4 +343,3 @@ func gtidStart(dir string, fs []planFile, s string, plan *ReadPlan, skip *func(s
 	plan.Empty = true // every transaction of the archive is in pos
 	return len(fs) - 1, nil
 }
-
