@@ -161,12 +161,13 @@ func (o *RemoteOptions) archiveEnd(p *pipeline.Pipeline) error {
 
 // openArchived opens the archive plan's parts (binlog.OpenParts) from
 // start (zero: the plan's start).
-func (o *RemoteOptions) openArchived(start change.Position) (*binlog.FileSource, error) {
+func (o *RemoteOptions) openArchived(start change.Position) (binlog.Source, error) {
 	src, err := binlog.OpenParts(o.arch.Parts, start)
-	if err == nil {
-		src.Warnf = o.Warnf
+	if err != nil {
+		return nil, err
 	}
-	return src, err
+	src.Warnf = o.Warnf
+	return src, nil
 }
 
 // resumeArchived is resumeFiles (replay.go) for an archive plan: reading
@@ -180,7 +181,7 @@ func (o *RemoteOptions) resumeArchived(cp change.Position) (start change.Positio
 		}
 	}
 	last := parts[len(parts)-1]
-	if !cp.Before(change.Position{File: last.Name}) && !o.arch.More {
+	if !cp.Before(change.Position{File: last.Name}) {
 		return start, true, nil
 	}
 	return start, false, fmt.Errorf("the target's checkpoint is at %s:%d, which is not among the archive's files read (%s … %s); start the read there (--start-position %s:%d), or use another --replica-name",
