@@ -190,7 +190,9 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 			}
 			return src, err
 		}
-		ro.OpenEnd = o.Remote.arch != nil && o.Remote.arch.Open
+		if a := o.Remote.arch; a != nil {
+			ro.OpenEnd, ro.SkipGTID = a.Open, a.Skip
+		}
 	}
 	h, err := recovery.Load(ctx, ro)
 	if err != nil {

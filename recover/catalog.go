@@ -360,6 +360,13 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 				return c, nil
 			}
 			inTx = true
+			if o.SkipGTID != nil && t == replication.MARIADB_GTID_EVENT {
+				g, err := d.GTID(ev)
+				if err != nil {
+					return nil, &binlog.Error{Pos: ev.Pos, Err: err}
+				}
+				skipTx = skipTx || o.SkipGTID(ev.Pos, g.ID)
+			}
 		case replication.XID_EVENT, replication.XA_PREPARE_LOG_EVENT:
 			inTx = false
 		case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT:
