@@ -130,7 +130,7 @@ func (o *ReadOptions) readRange(popts pipeline.Options, start change.Position) a
 func (o *RemoteOptions) archiveOptions(popts *pipeline.Options) {
 	if o.arch != nil {
 		popts.SkipGTID, popts.OpenEnd = o.arch.Skip, o.arch.Open
-		if o.arch.Skip != nil && popts.UnknownXA == "" {
+		if o.StartGTID != "" && popts.UnknownXA == "" {
 			// An XA COMMIT whose XA PREPARE is in the GTID position skipped:
 			// its changes are not in what is read; an error, not a note.
 			popts.UnknownXA = "the --start-gtid position " + o.StartGTID
@@ -159,11 +159,33 @@ func (o *RemoteOptions) archiveEnd(p *pipeline.Pipeline) error {
 		"hint: give --stop-position in a later file (or a later --stop-datetime), or leave the stop bound out", o.arch.Files[len(o.arch.Files)-1])
 }
 
-// openArchived applies the archive plan (if any) to a file source.
-func (o *RemoteOptions) openArchived(src *binlog.FileSource) {
-	if o.arch != nil {
-		src.Ends, src.NoFollow = o.arch.Ends, true
+// openArchived opens the archive plan's parts (binlog.OpenParts) from
+// start (zero: the plan's start).
+func (o *RemoteOptions) openArchived(start change.Position) (binlog.Source, error) {
+	src, err := binlog.OpenParts(o.arch.Parts, start)
+	if err != nil {
+		return nil, err
 	}
+	src.Warnf = o.Warnf
+	return src, nil
+}
+
+// resumeArchived is resumeFiles (replay.go) for an archive plan: reading
+// resumes at the target's checkpoint cp when it is in one of the plan's
+// files (across server histories: change.Position.Compare).
+func (o *RemoteOptions) resumeArchived(cp change.Position) (start change.Position, done bool, err error) {
+	parts := o.arch.Parts
+	for _, p := range parts {
+		if p.Name == cp.File {
+			return cp, false, nil
+		}
+	}
+	last := parts[len(parts)-1]
+	if !cp.Before(change.Position{File: last.Name}) {
+		return start, true, nil
+	}
+	return start, false, fmt.Errorf("the target's checkpoint is at %s:%d, which is not among the archive's files read (%s … %s); start the read there (--start-position %s:%d), or use another --replica-name",
+		cp.File, cp.Offset, parts[0].Name, last.Name, cp.File, cp.Offset)
 }
 
 // findStop is --stop-before/--stop-before-gtid: it reads the input from

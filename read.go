@@ -116,7 +116,9 @@ func (o *ReadOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []strin
 			o.empty, o.checked = true, true
 			return nil, cleanup, nil
 		}
-		args = plan.Files
+		// Read as the plan says (OpenParts: remote.go), each file in place.
+		o.checked = true
+		return plan.Files, cleanup, nil
 	}
 	if o.Remote.Conn.Source == "" {
 		files, cleanup, err = CheckInputs(args, outputs, o.Find.stop != nil) // args.go: --stop-before reads stdin twice
@@ -279,7 +281,16 @@ func ParsePosition(s string) (change.Position, error) {
 	}
 	file := s[:i]
 	if j := strings.LastIndexByte(file, '/'); j >= 0 {
+		// A path names its file; an archive's later server history
+		// names its files history-N/NAME (change.History).
+		parent := file[:j]
 		file = file[j+1:]
+		if k := strings.LastIndexByte(parent, '/'); k >= 0 {
+			parent = parent[k+1:]
+		}
+		if n, _ := change.History(parent + "/" + file); n > 1 {
+			file = parent + "/" + file
+		}
 	}
 	return change.Position{File: file, Offset: off}, nil
 }

@@ -180,14 +180,19 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 		// followed is told once.
 		warn := onceWarnf(stderr)
 		ro.Open = func(ctx context.Context, from change.Position) (binlog.Source, error) {
+			if o.Remote.arch != nil {
+				o.Remote.Warnf = warn
+				return o.Remote.openArchived(from) // archiveread.go
+			}
 			src, err := binlog.OpenFiles(files, from)
 			if err == nil {
 				src.Warnf = warn
-				o.Remote.openArchived(src) // archiveread.go
 			}
 			return src, err
 		}
-		ro.OpenEnd = o.Remote.arch != nil && o.Remote.arch.Open
+		if a := o.Remote.arch; a != nil {
+			ro.OpenEnd, ro.SkipGTID = a.Open, a.Skip
+		}
 	}
 	h, err := recovery.Load(ctx, ro)
 	if err != nil {
@@ -462,7 +467,9 @@ func (o *RecoverOptions) CheckFlags(f *pflag.FlagSet, args []string) (files []st
 			if err != nil {
 				return nil, cleanup, err
 			}
-			args = plan.Files
+			// Read as the plan says (openArchived), each file in place.
+			o.checked = true
+			return plan.Files, cleanup, nil
 		}
 		files, cleanup, err = CheckInputs(args, outputs, true)
 		if err != nil {

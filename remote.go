@@ -117,12 +117,11 @@ func (o *RemoteOptions) Connect(ctx context.Context, logf func(string, ...any)) 
 // the start flags when start is zero) to the end noted by connect, or
 // the files.
 func (o *RemoteOptions) Open(ctx context.Context, files []string, start change.Position) (binlog.Source, error) {
+	if o.arch != nil {
+		return o.openArchived(start) // archiveread.go
+	}
 	if !o.remote {
-		src, err := openFiles(files, start, o.Warnf)
-		if err == nil {
-			o.openArchived(src) // archiveread.go
-		}
-		return src, err
+		return openFiles(files, start, o.Warnf)
 	}
 	gtid := ""
 	if start.File == "" {
@@ -156,6 +155,9 @@ func openFiles(files []string, start change.Position, warnf func(string, ...any)
 // resume is resumeFiles (replay.go) for the target's checkpoint cp: with
 // --source, reading resumes at cp unless cp is at or past the end.
 func (o *RemoteOptions) resume(files []string, cp change.Position) (start change.Position, done bool, err error) {
+	if o.arch != nil {
+		return o.resumeArchived(cp) // archiveread.go
+	}
 	if !o.remote {
 		return resumeFiles(files, cp)
 	}

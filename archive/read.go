@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 )
 
@@ -46,17 +47,22 @@ type ReadRange struct {
 
 // ReadPlan is the part of the archive to read.
 type ReadPlan struct {
-	Files []string // paths, oldest first (compressed files as they are)
-	// Ends bounds the open file (the last of the archive, still being
-	// written): the end of its last whole event, by base name.
-	Ends map[string]int64
-	// Open: the plan's last file is the archive's open file.
+	// Parts are what to read of each file, oldest first, across the
+	// archive's server histories: a history's file is read up to its
+	// switch point, a later history's first file from its first
+	// transaction after the switch; a later history's files are named
+	// "history-N/NAME" in positions (change.History).
+	Parts []binlog.Part
+	Files []string // the parts' paths (compressed files as they are)
+	// Open: the plan's last file is the archive's open file (read up to
+	// its last whole event: its part's To).
 	Open bool
 	// More: files after the plan's last were left out; a read that ends
 	// without reaching its stop bound must say so.
 	More bool
-	// Skip reports the transactions before StartGTID (nil without it).
-	Skip func(gtid string) bool
+	// Skip reports the transactions not to deliver: those before
+	// StartGTID, and those a later history repeats of the one before.
+	Skip func(pos change.Position, gtid string) bool
 	// Empty: nothing follows StartGTID in the archive.
 	Empty bool
 	// Range says which files, for the note on stderr.
@@ -64,10 +70,13 @@ type ReadPlan struct {
 }
 
 // PlanRead checks the archive in dir and chooses its files for r: from
-// the manifest alone, without opening the files it leaves out. Every
-// file the manifest lists must be there (plain or compressed); the
-// complete files chosen must have the SHA-256 the manifest gives; the
-// open file is read up to its last whole event.
+// the manifests alone, without opening the files it leaves out (but a
+// later server history's first file, to find its first transaction
+// after the switch). Every file a manifest lists must be there (plain or
+// compressed); the complete files chosen must have the SHA-256 the
+// manifest gives; the open file is read up to its last whole event.
+// Positions (r.StartFile, r.StopFile) name a later history's files
+// "history-N/NAME".
 func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	m, ok, err := readManifest(dir)
 	if err != nil {
@@ -80,30 +89,33 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	if len(m.Files) == 0 {
 		return nil, &Error{Msg: fmt.Sprintf("the archive %s holds no file yet", dir), Hint: "wait for 'binlogcdc archive' to copy the first one"}
 	}
-	if m.Next != "" {
-		return nil, failoverRead(dir, m)
-	}
-	paths, err := archivedPaths(dir, m)
+	c, err := readChain(dir, m) // plan.go
 	if err != nil {
 		return nil, err
 	}
-	first, last := 0, len(m.Files)-1
+	fs := c.files
+	plan := &ReadPlan{}
+	if len(fs) == 0 {
+		plan.Empty = true
+		return plan, nil
+	}
+	first, last := 0, len(fs)-1
 	if r.StartFile == "" && r.StartGTID == "" && r.StartTime.IsZero() {
 		// No start: the oldest file still in the archive (--keep-days
 		// and --keep-size expire the oldest first).
-		for first < last && m.Files[first].Expired {
+		for first < last && fs[first].e.Expired {
 			first++
 		}
 	}
 	if r.StartFile != "" {
-		if first = m.index(r.StartFile); first < 0 {
-			return nil, &Error{Msg: fmt.Sprintf("the start file %s is not in the archive %s, which holds %s … %s", r.StartFile, dir, m.Files[0].Name, m.Files[last].Name),
-				Hint: "start in one of the archive's files"}
+		if first = c.index(r.StartFile); first < 0 {
+			return nil, &Error{Msg: fmt.Sprintf("the start file %s is not in the archive %s, which holds %s … %s", r.StartFile, dir, fs[0].name, fs[last].name),
+				Hint: "start in one of the archive's files (a later server history's as history-N/NAME)"}
 		}
 	}
-	plan := &ReadPlan{}
+	var startSkip func(string) bool
 	if r.StartGTID != "" {
-		i, err := m.gtidStart(dir, r.StartGTID, plan)
+		i, err := gtidStart(dir, fs, r.StartGTID, plan, &startSkip)
 		if err != nil {
 			return nil, err
 		}
@@ -112,16 +124,20 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 		}
 		first = max(first, i)
 	}
+	plan.Skip = func(pos change.Position, g string) bool {
+		return startSkip != nil && startSkip(g) || c.repeated(pos, g)
+	}
 	if !r.StartTime.IsZero() {
 		// Every event of a file was written before the next file began
 		// (its first event's time): a file whose successor began before
-		// the start holds nothing at or after it.
-		for first < last && timeBefore(m.Files[first+1].FirstTime, r.StartTime) {
+		// the start holds nothing at or after it (unless the successor's
+		// first transactions repeat the history before it).
+		for first < last && !fs[first+1].cutStart && timeBefore(fs[first+1].e.FirstTime, r.StartTime) {
 			first++
 		}
 	}
 	if r.StopFile != "" {
-		if i := m.index(r.StopFile); i >= 0 && i+1 < last {
+		if i := c.index(r.StopFile); i >= 0 && i+1 < last {
 			// A transaction starting at or after the stop position is in
 			// it or, at the latest, the first of the next file.
 			last = i + 1
@@ -132,7 +148,7 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 		// needs unless none before it began at or after the stop: one
 		// file more, then the read checks it did stop (More).
 		for i := first + 1; i < last; i++ {
-			if !timeBefore(m.Files[i].FirstTime, r.StopTime) {
+			if !fs[i].cutStart && !timeBefore(fs[i].e.FirstTime, r.StopTime) {
 				last = i
 				break
 			}
@@ -141,48 +157,47 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	if last < first {
 		last = first
 	}
-	plan.More = last < len(m.Files)-1
+	plan.More = last < len(fs)-1
 	var expired []string
 	for i := first; i <= last; i++ {
-		if m.Files[i].Expired {
-			expired = append(expired, m.Files[i].Name)
+		if fs[i].e.Expired {
+			expired = append(expired, fs[i].name)
 		}
 	}
 	if len(expired) > 0 {
 		return nil, &Error{Msg: fmt.Sprintf("the read needs %s, which the archive %s no longer holds: expired (--keep-days/--keep-size)", strings.Join(expired, ", "), dir),
-			Hint: "restore them from the upload (--upload) or another copy, or start the read later (--start-position " + m.Files[last].Name + " or after)"}
+			Hint: "restore them from the upload (--upload) or another copy, or start the read later (--start-position " + fs[last].name + " or after)"}
 	}
 	for i := first; i <= last; i++ {
-		e := m.Files[i]
-		if e.Complete {
-			if err := checkSum(paths[i], e); err != nil {
+		f := fs[i]
+		part := binlog.Part{Path: f.path, Name: f.name, From: f.from, To: f.to}
+		switch {
+		case f.checked:
+		case f.e.Complete:
+			if err := checkSum(f.path, f.e); err != nil {
 				return nil, err
 			}
-		} else {
-			s, err := scanOpen(paths[i], e)
+		default:
+			s, err := scanOpen(f.path, f.e)
 			if err != nil {
 				return nil, err
 			}
-			plan.Ends, plan.Open = map[string]int64{binlog.PlainName(e.Name): s.end}, true
+			if part.To == 0 || s.end < part.To {
+				part.To = s.end
+			}
+			plan.Open = true
 		}
-		plan.Files = append(plan.Files, paths[i])
+		plan.Parts = append(plan.Parts, part)
+		plan.Files = append(plan.Files, f.path)
 	}
-	plan.Range = m.Files[first].Name
+	plan.Range = fs[first].name
 	if last > first {
-		plan.Range += " … " + m.Files[last].Name
+		plan.Range += " … " + fs[last].name
+	}
+	if c.hists > 1 && (fs[first].hist != fs[last].hist) {
+		plan.Range += fmt.Sprintf(" (across %d server histories: a failover)", fs[last].hist-fs[first].hist+1)
 	}
 	return plan, nil
-}
-
-// index is the position of file name in m.Files, or -1 (a name listed
-// compressed, binlog.000003.zst, is binlog.000003 in positions).
-func (m *Manifest) index(name string) int {
-	for i, e := range m.Files {
-		if binlog.PlainName(e.Name) == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // timeBefore reports whether the manifest time t (RFC 3339; "" unknown) is
@@ -271,7 +286,7 @@ func damagedSum(path string, e *FileEntry, what string) error {
 // must be in the archive: each domain the archive logs must be in pos,
 // at or after the GTID just before the archive's first, and not past the
 // archive's last.
-func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
+func gtidStart(dir string, fs []planFile, s string, plan *ReadPlan, skip *func(string) bool) (int, error) {
 	pos, ok := checkpoint.ParseMariaPos(s)
 	if !ok || len(pos) == 0 {
 		return 0, &Error{Msg: fmt.Sprintf("--start-gtid %q: reading an archive takes a MariaDB GTID position (domain-server-seq, …)", s),
@@ -285,11 +300,11 @@ func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
 		p, ok := pos[x.Domain]
 		return ok && x.Seq <= p.Seq
 	}
-	plan.Skip = in
+	*skip = in
 	firstSeen := map[uint32]checkpoint.MariaGTID{}
 	lastSeen := map[uint32]checkpoint.MariaGTID{}
-	for _, e := range m.Files {
-		for _, g := range []string{e.FirstGTID, e.LastGTID} {
+	for _, f := range fs {
+		for _, g := range []string{f.e.FirstGTID, f.e.LastGTID} {
 			x, ok := checkpoint.ParseMariaGTID(g)
 			if !ok {
 				continue
@@ -301,7 +316,7 @@ func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
 		}
 	}
 	notIn := func(why string) error {
-		return &Error{Msg: fmt.Sprintf("--start-gtid %s is not in the archive %s (%s … %s): %s", s, dir, m.Files[0].Name, m.last().Name, why),
+		return &Error{Msg: fmt.Sprintf("--start-gtid %s is not in the archive %s (%s … %s): %s", s, dir, fs[0].name, fs[len(fs)-1].name, why),
 			Hint: "start at a GTID the archive holds (or the one just before its first); an archive started later than the backup misses the changes in between"}
 	}
 	for d, f := range firstSeen {
@@ -315,8 +330,8 @@ func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
 			return 0, notIn(fmt.Sprintf("the archive's last transaction of domain %d is %s", d, lastSeen[d]))
 		}
 	}
-	for i, e := range m.Files {
-		if e.LastGTID != "" && !in(e.LastGTID) {
+	for i, f := range fs {
+		if f.e.LastGTID != "" && !in(f.e.LastGTID) {
 			if len(firstSeen) > 1 {
 				// Several domains: a file's first and last GTIDs do not
 				// say what else it holds; read from the start.
@@ -326,21 +341,5 @@ func (m *Manifest) gtidStart(dir, s string, plan *ReadPlan) (int, error) {
 		}
 	}
 	plan.Empty = true // every transaction of the archive is in pos
-	return len(m.Files) - 1, nil
-}
-
-// failoverRead is the error for an archive that continues after a
-// failover: read DIR does not read across one yet (ReadList lists what
-// to read), so it says how to read it in two runs.
-func failoverRead(dir string, m *Manifest) error {
-	next, index := filepath.Join(dir, m.Next), dir
-	if n := indexName(m); n != "" {
-		index = filepath.Join(dir, n)
-	}
-	hint := fmt.Sprintf("read the transactions before the failover from %s (with --stop-position at the switch its manifest gives), then %s with --start-gtid at the switch's \"after\" position", index, next)
-	if n, ok, err := readManifest(next); err == nil && ok && n.Switch != nil {
-		hint = fmt.Sprintf("read it in two runs: binlogcdc read %s --stop-position %s:%d, then binlogcdc read %s --start-gtid %s",
-			index, n.Switch.PrevFile, n.Switch.PrevEnd, next, n.Switch.After)
-	}
-	return &Error{Msg: fmt.Sprintf("the archive %s continues after a failover in %s: reading across a failover with 'read DIR' is not built yet", dir, next), Hint: hint}
+	return len(fs) - 1, nil
 }

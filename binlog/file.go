@@ -73,6 +73,14 @@ type FileSource struct {
 	pending  *Event // an event to return before reading on
 	startAt  int64  // the offset seeked to for the start position, until its event is read
 
+	// Set by OpenParts (parts.go): the names positions give the files
+	// (by path), where each begins (by name); cut: the open file is read
+	// up to a bound short of its end; closer: its decompressor.
+	names  map[string]string
+	froms  map[string]int64
+	cut    bool
+	closer io.Closer
+
 	err error
 }
 
@@ -218,10 +226,10 @@ func (s *FileSource) openNext() bool {
 	for len(s.queue) > 0 {
 		name := s.queue[0]
 		s.queue = s.queue[1:]
-		if s.done[baseName(name)] {
+		if s.done[s.nameOf(name)] {
 			continue
 		}
-		s.done[baseName(name)] = true
+		s.done[s.nameOf(name)] = true
 		s.err = s.open(name)
 		return true
 	}
@@ -319,10 +327,20 @@ func (s *FileSource) open(name string) error {
 		f.Close()
 		return fmt.Errorf("binlog: %w", err)
 	}
-	s.f, s.name, s.base, s.size, s.reading, s.stream = f, name, filepath.Base(name), st.Size(), true, false
-	s.given = Origin(name)
+	s.f, s.name, s.base, s.size, s.reading, s.stream = f, name, s.nameOf(name), st.Size(), true, false
+	s.given, s.cut = Origin(name), false
+	if s.names != nil {
+		// A part (parts.go): a compressed file is read as it decompresses.
+		br := bufio.NewReaderSize(f, 64<<10)
+		if compressed(br) {
+			if err := s.openCompressed(br); err != nil {
+				return err
+			}
+			return s.begin()
+		}
+	}
 	if end, ok := s.Ends[s.base]; ok && end < s.size {
-		s.size = end
+		s.size, s.cut = end, true
 	}
 	// The file is read as it was when opened, up to s.size, which
 	// readEvent checks each event against: a server still writing it
@@ -369,11 +387,11 @@ func (s *FileSource) begin() error {
 	}
 	s.off = 4
 	s.fde, s.checksum, s.inUse, s.lastType, s.posCheck = nil, false, false, 0, false
-	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 0 && s.start.Offset < 4 {
+	if s.isStart() && s.start.Offset > 0 && s.start.Offset < 4 {
 		return &FileError{Path: s.shown(), Msg: fmt.Sprintf("the start position %s:%d is inside the file's magic bytes, not the start of an event; the first event starts at 4", s.base, s.start.Offset),
 			Hint: fmt.Sprintf("--start-position %s:4 reads the whole file", s.base)}
 	}
-	if s.start.File != "" && filepath.Base(s.start.File) == s.base && s.start.Offset > 4 {
+	if at := s.startOffset(); at > 4 {
 		// Read the FORMAT_DESCRIPTION_EVENT first: it says how to read the rest.
 		ev, err := s.readEvent()
 		if err != nil {
@@ -382,8 +400,8 @@ func (s *FileSource) begin() error {
 		if ev.Type() != replication.FORMAT_DESCRIPTION_EVENT {
 			return &Error{Pos: ev.Pos, Err: fmt.Errorf("first event is %v, not FORMAT_DESCRIPTION_EVENT", ev.Type())}
 		}
-		if !s.stream && int64(s.start.Offset) > s.size {
-			return &Error{Pos: s.start, Err: fmt.Errorf("start position is past the end of the file (%d bytes)", s.size)}
+		if !s.stream && int64(at) > s.size {
+			return &Error{Pos: change.Position{File: s.base, Offset: at}, Err: fmt.Errorf("start position is past the end of the file (%d bytes)", s.size)}
 		}
 		// Downstream still needs the FORMAT_DESCRIPTION_EVENT: a copy, as
 		// ev lives in the reader's buffer.
@@ -391,15 +409,17 @@ func (s *FileSource) begin() error {
 		fde.Raw = append([]byte(nil), ev.Raw...)
 		fde.Body = fde.Raw[HeaderSize : HeaderSize+len(ev.Body)]
 		if s.stream {
-			if err := s.skipTo(int64(s.start.Offset)); err != nil { // stdin.go
+			if err := s.skipTo(int64(at)); err != nil { // stdin.go
 				return err
 			}
 		} else {
-			s.r.Reset(io.NewSectionReader(s.f, int64(s.start.Offset), s.size-int64(s.start.Offset)))
-			s.off = int64(s.start.Offset)
+			s.r.Reset(io.NewSectionReader(s.f, int64(at), s.size-int64(at)))
+			s.off = int64(at)
 			s.startAt = s.off
 		}
-		s.start = change.Position{}
+		if s.isStart() {
+			s.start = change.Position{}
+		}
 		s.lastType = 0 // unknown: checkEnd cannot tell what came before the start
 		s.pending = &fde
 	}
@@ -419,7 +439,7 @@ func (s *FileSource) checkEnd() error {
 	if s.fde == nil {
 		return s.truncated(pos, errors.New("the file ends before its FORMAT_DESCRIPTION_EVENT"))
 	}
-	if !s.inUse && s.lastType != 0 && s.lastType != replication.ROTATE_EVENT && s.lastType != replication.STOP_EVENT {
+	if !s.inUse && !s.cut && s.lastType != 0 && s.lastType != replication.ROTATE_EVENT && s.lastType != replication.STOP_EVENT {
 		return &Error{Pos: pos, Err: fmt.Errorf("%w: the file ends after a %v event, but the server closed it (its FORMAT_DESCRIPTION_EVENT lacks the in-use flag), so it should end with a ROTATE or STOP event", io.ErrUnexpectedEOF, s.lastType),
 			Hint: "the file is truncated (cut short at an event boundary); every complete transaction before this offset was written. " +
 				"(A replica's raw copy of a binlog the server was still writing, e.g. from mysqlbinlog --read-from-remote-server --raw, " +
@@ -429,6 +449,10 @@ func (s *FileSource) checkEnd() error {
 }
 
 func (s *FileSource) closeFile() {
+	if s.closer != nil {
+		s.closer.Close()
+		s.closer = nil
+	}
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil

@@ -24,8 +24,8 @@ func (s *FileSource) readErr(pos change.Position, err error) error {
 		return nil
 	}
 	if s.stream {
-		return &Error{Pos: pos, Err: fmt.Errorf("reading stdin: %w", err),
-			Hint: "stdin is damaged or could not be read here (a damaged archive?); every complete transaction before this offset was read"}
+		return &Error{Pos: pos, Err: fmt.Errorf("reading %s: %w", s.shown(), err),
+			Hint: s.shown() + " is damaged or could not be read here (a damaged archive?); every complete transaction before this offset was read"}
 	}
 	return &Error{Pos: pos, Err: fmt.Errorf("reading the file: %w", err), Hint: "every complete transaction before this offset was read"}
 }
@@ -63,7 +63,7 @@ func (s *FileSource) skipTo(target int64) error {
 				return err
 			}
 			return &Error{Pos: change.Position{File: s.base, Offset: uint64(target)},
-				Err: fmt.Errorf("start position is past the end of stdin (%d bytes)", s.off+int64(len(hdr)))}
+				Err: fmt.Errorf("start position is past the end of %s (%d bytes)", s.shown(), s.off+int64(len(hdr)))}
 		}
 		size := int64(parseHeader(hdr).EventSize)
 		if size < HeaderSize || size > MaxEventSize {
@@ -75,12 +75,12 @@ func (s *FileSource) skipTo(target int64) error {
 				return err
 			}
 			return &Error{Pos: change.Position{File: s.base, Offset: uint64(target)},
-				Err: fmt.Errorf("start position is past the end of stdin")}
+				Err: fmt.Errorf("start position is past the end of %s", s.shown())}
 		}
 		prev, s.off = s.off, s.off+size
 	}
 	if s.off > target {
-		return &FileError{Path: StdinName,
+		return &FileError{Path: s.shown(),
 			Msg:  fmt.Sprintf("the start position %s:%d is not the start of an event: it falls inside the event at %d; the nearest event starts are %d and %d", s.base, target, prev, prev, s.off),
 			Hint: "start at a transaction's first event, a position from SHOW BINLOG EVENTS or mariadb-binlog/mysqlbinlog"}
 	}

@@ -1,15 +1,31 @@
 package change
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Compare orders binlog positions of one server: by file sequence, then
 // offset. Files of one series compare by their numeric suffix
 // ("binlog.999999" before "binlog.1000000", where the suffix outgrows its
 // usual six digits); names that are not of one series compare as text.
 // The zero Position comes first. It returns -1, 0 or +1.
+//
+// An archive that went on after a failover (binlogcdc archive) names the
+// files of its later server histories "history-N/NAME" (N = 2, 3, …):
+// every position of history N comes after those of the histories before
+// it, whatever the names (the first history's files are plain names).
 func (p Position) Compare(q Position) int {
 	if p.File != q.File {
-		return compareFiles(p.File, q.File)
+		hp, fp := History(p.File)
+		hq, fq := History(q.File)
+		if hp != hq && p.File != "" && q.File != "" {
+			if hp < hq {
+				return -1
+			}
+			return 1
+		}
+		return compareFiles(fp, fq)
 	}
 	switch {
 	case p.Offset < q.Offset:
@@ -22,6 +38,20 @@ func (p Position) Compare(q Position) int {
 
 // Before reports whether p comes before q (see Compare).
 func (p Position) Before(q Position) bool { return p.Compare(q) < 0 }
+
+// History splits an archive's file name "history-N/NAME" into N and NAME;
+// any other name is history 1.
+func History(file string) (n int, name string) {
+	dir, base, ok := strings.Cut(file, "/")
+	if !ok || !strings.HasPrefix(dir, "history-") || strings.Contains(base, "/") {
+		return 1, file
+	}
+	n, err := strconv.Atoi(dir[len("history-"):])
+	if err != nil || n < 2 {
+		return 1, file
+	}
+	return n, base
+}
 
 func compareFiles(a, b string) int {
 	if a == "" || b == "" { // the zero Position first

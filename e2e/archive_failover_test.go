@@ -56,11 +56,14 @@ func arReadArchive(t *testing.T, dir string) []byte {
 // same changes), goes on in DIR/history-2 from R's file holding it, is
 // killed and restarted there once more; reading the archive as
 // archive.ReadList says gives every transaction of R's binlog (A's, then
-// R's own) once, in order. A server with another server_id that logged
+// R's own) once, in order, and so does 'read DIR' in one run (and a
+// replay: arCrossFailover). A server with another server_id that logged
 // other changes under the same GTIDs is refused, the archive untouched.
 func TestArchiveFailover(t *testing.T) {
 	a, r := foPair(t, true)
 	arWrite(t, a, 0, 20, 7)
+	// db.u lives across the failover (dropped on R): recover DIR finds it.
+	a.Exec(t, "CREATE TABLE db.u (id INT PRIMARY KEY, v VARCHAR(20))", "INSERT INTO db.u VALUES (1, 'a'), (2, 'b')", "UPDATE db.u SET v = 'c' WHERE id = 1")
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "arch")
 	run := arStart(t, tmp, "a", "--source", a.DSN(), "--dir", dir, "--heartbeat", "1s")
@@ -91,6 +94,7 @@ func TestArchiveFailover(t *testing.T) {
 		t.Errorf("no note of the failover:\n%s", run.errText())
 	}
 	run.kill9()
+	r.Exec(t, "INSERT INTO db.u VALUES (3, 'd')", "DELETE FROM db.u WHERE id = 2", "DROP TABLE db.u")
 	arWrite(t, r, 45, 10, 4)
 	run = arStart(t, tmp, "r2", "--source", r.DSN(), "--dir", dir, "--heartbeat", "1s")
 	arWaitWhole(t, run, r, h2)
@@ -116,6 +120,7 @@ func TestArchiveFailover(t *testing.T) {
 	t.Logf("history-2 manifest:\n%s", b)
 
 	foSame(t, "the archive read across the failover", arReadArchive(t, dir), stRead(t, r, "--ddl"))
+	arCrossFailover(t, r, dir, true) // archive_failover_read_test.go
 }
 
 // TestArchiveFailoverBehind: the promoted replica had not replicated the
@@ -167,4 +172,5 @@ func TestArchiveFailoverContinuing(t *testing.T) {
 		t.Errorf("no note of the failover:\n%s", run.errText())
 	}
 	foSame(t, "the archive read across the failover", arReadArchive(t, dir), stRead(t, r, "--ddl"))
+	arCrossFailover(t, r, dir, false) // archive_failover_read_test.go
 }

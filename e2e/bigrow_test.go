@@ -24,8 +24,14 @@ const bigRowBytes = 70 << 20
 // read until it exits; see TestLargeTransaction).
 func runPeak(t *testing.T, args ...string) (stdout []byte, stderr string, code int, peak int64) {
 	t.Helper()
+	return runPeakEnv(t, []string{"TMPDIR=" + t.TempDir()}, args...)
+}
+
+// runPeakEnv is runPeak with env added to the environment.
+func runPeakEnv(t *testing.T, env []string, args ...string) (stdout []byte, stderr string, code int, peak int64) {
+	t.Helper()
 	cmd := exec.Command(cliBinary(t), args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

@@ -47,8 +47,10 @@ type Options struct {
 	StartTime, StopTime time.Time
 	Stop                change.Position
 	// SkipGTID, if set, skips (as StartTime does) the transactions whose
-	// GTID it reports: a start after a GTID set (find.go, gtidstart.go).
-	SkipGTID func(gtid string) bool
+	// GTID (and start position) it reports: a start after a GTID set
+	// (find.go, gtidstart.go), or what an archive's later server history
+	// repeats of the one before.
+	SkipGTID func(pos change.Position, gtid string) bool
 	// OpenEnd: the input's last file is still being written (an
 	// archive's open file): a transaction cut off at its end is dropped
 	// with a note, not an error.
@@ -263,7 +265,7 @@ func (p *Pipeline) handle(ctx context.Context, ev *binlog.Event) error {
 		}
 		p.tx.gtid, p.tx.commitTS, p.tx.micro = g.ID, g.CommitTime, !g.CommitTime.IsZero()
 		p.rowQuery = ""
-		p.tx.skip = p.tx.skip || p.opts.SkipGTID != nil && p.opts.SkipGTID(g.ID)
+		p.tx.skip = p.tx.skip || p.opts.SkipGTID != nil && p.opts.SkipGTID(ev.Pos, g.ID)
 		if g.CommitTime.IsZero() {
 			p.tx.commitTS = time.Unix(int64(ev.Header.Timestamp), 0).UTC()
 		}
@@ -423,14 +425,9 @@ func (p *Pipeline) countOp(op change.Op) {
 	}
 }
 
-// before reports whether a comes before b. Binlog file names of one
-// server sort by their numeric suffix, which has a fixed width.
-func before(a, b change.Position) bool {
-	if a.File != b.File {
-		return a.File < b.File
-	}
-	return a.Offset < b.Offset
-}
+// before reports whether a comes before b (change.Position.Compare: by
+// file sequence, an archive's later server histories after the earlier).
+func before(a, b change.Position) bool { return a.Before(b) }
 
 func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	if !p.tx.open {

@@ -73,14 +73,9 @@ func (s *span) holds(pos change.Position) bool {
 	return before(s.from, pos) && (s.open || before(pos, s.to))
 }
 
-// before reports whether a comes before b. Binlog file names of one server
-// sort by their fixed-width numeric suffix; the zero Position is first.
-func before(a, b change.Position) bool {
-	if a.File != b.File {
-		return a.File < b.File
-	}
-	return a.Offset < b.Offset
-}
+// before reports whether a comes before b (change.Position.Compare: by
+// file sequence, an archive's later server histories after the earlier).
+func before(a, b change.Position) bool { return a.Before(b) }
 
 type alterEvent struct {
 	ev   *Event
@@ -365,6 +360,13 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 				return c, nil
 			}
 			inTx = true
+			if o.SkipGTID != nil && t == replication.MARIADB_GTID_EVENT {
+				g, err := d.GTID(ev)
+				if err != nil {
+					return nil, &binlog.Error{Pos: ev.Pos, Err: err}
+				}
+				skipTx = skipTx || o.SkipGTID(ev.Pos, g.ID)
+			}
 		case replication.XID_EVENT, replication.XA_PREPARE_LOG_EVENT:
 			inTx = false
 		case replication.QUERY_EVENT, replication.MARIADB_QUERY_COMPRESSED_EVENT:

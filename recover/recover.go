@@ -55,6 +55,10 @@ type Options struct {
 	// OpenEnd: the last file is still being written (an archive's open
 	// file): a transaction cut off at its end is left out (pipeline.Options).
 	OpenEnd bool
+	// SkipGTID, if set, leaves out the MariaDB transactions it reports
+	// (pipeline.Options): what an archive's later server history
+	// repeats of the one before.
+	SkipGTID func(pos change.Position, gtid string) bool
 }
 
 // open opens the binlogs at from (zero: their start).
@@ -170,7 +174,7 @@ func (h *History) runFrom(ctx context.Context, s sink.Sink, from, stop change.Po
 		return err
 	}
 	defer src.Close()
-	p := pipeline.New(src, s, pipeline.Options{Filter: h.filter, Stop: stop, OpenEnd: h.opts.OpenEnd,
+	p := pipeline.New(src, s, pipeline.Options{Filter: h.filter, Stop: stop, OpenEnd: h.opts.OpenEnd, SkipGTID: h.opts.SkipGTID,
 		StartTime: h.opts.StartTime, StopTime: h.opts.StopTime})
 	runErr := p.Run(ctx)
 	if err := s.Close(ctx); err != nil && runErr == nil {

@@ -183,14 +183,9 @@ func (s *Stream) checkpointState() (cpAt, waitingSince time.Time) {
 	return s.cpAt, s.waiting.at
 }
 
-// before reports whether a comes before b (binlog file names of one
-// server sort by their fixed-width numeric suffix).
-func before(a, b change.Position) bool {
-	if a.File != b.File {
-		return a.File < b.File
-	}
-	return a.Offset < b.Offset
-}
+// before reports whether a comes before b (change.Position.Compare: by
+// file sequence, an archive's later server histories after the earlier).
+func before(a, b change.Position) bool { return a.Before(b) }
 
 // SinkError counts a failed write to the sink (a target server, Kafka,
 // the output file).

@@ -144,6 +144,11 @@ func absentKey(row change.Row, pk []int) bool {
 // when both have one, else the name), then offset.
 func posLess(a, b change.Position) bool {
 	if a.File != b.File {
+		// An archive's later server histories (history-N/NAME) come after.
+		ha, _ := change.History(a.File)
+		if hb, _ := change.History(b.File); ha != hb && a.File != "" && b.File != "" {
+			return ha < hb
+		}
 		na, ea := fileSeq(a.File)
 		nb, eb := fileSeq(b.File)
 		if ea == nil && eb == nil && strings.EqualFold(baseName(a.File), baseName(b.File)) {
