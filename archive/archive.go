@@ -64,9 +64,12 @@ type Config struct {
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
-	// VerifyAll: check the SHA-256 of every complete file at the start
+	// VerifyAll: check the checksum of every complete file at the start
 	// (otherwise only the newest's, and every file's size).
 	VerifyAll bool
+	// Hash: the checksum algorithm of new files in the manifest,
+	// HashXXH3 ("": the default) or HashSHA256 (sum.go).
+	Hash string
 	// Logf prints notes for the user (stderr).
 	Logf func(format string, args ...any)
 	// MaxRetry bounds the wait between reconnection attempts (default 30 s).
@@ -81,6 +84,9 @@ type Config struct {
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if err := CheckHash(cfg.Hash); err != nil {
+		return err
 	}
 	if cfg.MaxRetry == 0 {
 		cfg.MaxRetry = 30 * time.Second

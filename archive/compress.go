@@ -1,16 +1,14 @@
 package archive
 
-// --compress zstd: a complete file is compressed once its SHA-256 is in
+// --compress zstd: a complete file is compressed once its checksum is in
 // the manifest. Each step is safe to be killed at: the compressed copy is
 // written under a temporary name (name.zst.tmp), fsynced, renamed to
-// name.zst, read back and checked against the file's SHA-256; only then
-// does the manifest name it (stored, with its own size and SHA-256), and
+// name.zst, read back and checked against the file's checksum; only then
+// does the manifest name it (stored, with its own size and checksum), and
 // only after that manifest is durable is the plain file removed. A
 // restart finishes or redoes what was half done (finishCompression).
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +64,7 @@ func (a *archiver) compress(e *FileEntry) error {
 	if err != nil {
 		return werr(err)
 	}
-	h := sha256.New()
+	h := newDigest(a.cfg.hashAlgo())
 	cw := &countWriter{w: io.MultiWriter(out, h)}
 	z, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1))
 	if err == nil {
@@ -92,13 +90,15 @@ func (a *archiver) compress(e *FileEntry) error {
 		return werr(err)
 	}
 	// Read back: the copy must decompress to the file the manifest hashed.
-	if sum, n, err := plainSum(dst); err != nil || sum != e.SHA256 || n != e.Size {
+	want := e.plainSum()
+	if sum, n, err := decompressedSum(dst, want); err != nil || !sameSum(sum, want) || n != e.Size {
 		if err == nil {
-			err = fmt.Errorf("it decompresses to %d bytes of SHA-256 %s, not %d of %s", n, sum, e.Size, e.SHA256)
+			err = fmt.Errorf("it decompresses to %d bytes of checksum %s, not %d of %s", n, sum, e.Size, want)
 		}
 		return werr(err)
 	}
-	e.Stored, e.StoredSize, e.StoredSHA256 = name, uint64(cw.n), hex.EncodeToString(h.Sum(nil))
+	e.Stored, e.StoredSize = name, uint64(cw.n)
+	e.setSums("", h.sum())
 	if err := a.d.m.save(a.d.path); err != nil {
 		return err
 	}
@@ -115,17 +115,16 @@ func (a *archiver) removePlain(raw string) error {
 	return nil
 }
 
-// plainSum is the SHA-256 and size of the binlog in the archived file at
-// path (decompressed when it is a .zst).
-func plainSum(path string) (string, uint64, error) {
+// decompressedSum is the checksum (want's algorithm) and size of the
+// binlog in the archived file at path (decompressed when it is a .zst).
+func decompressedSum(path, want string) (string, uint64, error) {
 	r, err := openArchived(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer r.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	return hex.EncodeToString(h.Sum(nil)), uint64(n), err
+	sum, n, err := sumReader(r, want)
+	return sum, uint64(n), err
 }
 
 type countWriter struct {

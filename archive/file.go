@@ -2,10 +2,7 @@ package archive
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +23,7 @@ type openFile struct {
 	lastStart int64         // where the last whole event starts (0: none)
 	torn      int64         // bytes after off on disk: cut back once the dump confirmed off
 	crc, fde  bool
-	sha       hash.Hash // over [0, off), the FDE's in-use flag cleared
+	sum       digest // over [0, off), the FDE's in-use flag cleared
 }
 
 // resumeOpen takes up the newest file of an existing archive when it is
@@ -38,7 +35,7 @@ func (a *archiver) resumeOpen() error {
 		return nil
 	}
 	path := filepath.Join(a.d.path, e.Name)
-	s, err := scanOpen(path, e)
+	s, err := scanHashed(path, e, a.cfg.hashAlgo())
 	if err != nil {
 		return err
 	}
@@ -49,14 +46,14 @@ func (a *archiver) resumeOpen() error {
 	stats := s.stats
 	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
-	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sha: s.sha}
+	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sum: s.sum}
 	if s.lastStart == 0 {
 		// Not even the FORMAT_DESCRIPTION_EVENT is whole: start the file
 		// again (the server sends that event first).
 		if s.end+s.torn > 0 {
 			a.cfg.Logf("%s holds only %d bytes, less than its first event: written again from its start", path, s.end+s.torn)
 		}
-		a.cur.off, a.cur.torn, a.cur.sha = 0, 0, sha256.New()
+		a.cur.off, a.cur.torn, a.cur.sum = 0, 0, newDigest(a.cfg.hashAlgo())
 		if err := f.Truncate(0); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot truncate %s: %v", path, err), Write: true}
 		}
@@ -74,7 +71,7 @@ func (o *openFile) begin() error {
 	o.w = bufio.NewWriterSize(o.fileWriter(), 1<<20) // testhook.go
 	if o.off == 0 {
 		o.w.Write(binlog.Magic)
-		o.sha.Write(binlog.Magic)
+		o.sum.Write(binlog.Magic)
 		o.off = 4
 	}
 	return nil
@@ -108,7 +105,7 @@ func (a *archiver) startFile(name string) error {
 		return &Error{Msg: fmt.Sprintf("cannot create %s: %v", path, err), Write: true,
 			Hint: "binlogcdc archive never overwrites a file it did not write"}
 	}
-	a.cur = &openFile{entry: e, path: path, f: f, sha: sha256.New()}
+	a.cur = &openFile{entry: e, path: path, f: f, sum: newDigest(a.cfg.hashAlgo())}
 	return a.cur.begin()
 }
 
@@ -159,7 +156,7 @@ func (a *archiver) write(h header, raw []byte) error {
 	} else if _, err := o.w.Write(raw); err != nil {
 		return o.writeErr(err)
 	}
-	hashEvent(o.sha, o.off, raw)
+	hashEvent(o.sum, o.off, raw)
 	noteEvent(o.entry, h, raw)
 	o.lastStart = o.off
 	o.off += int64(len(raw))
@@ -187,7 +184,7 @@ func (a *archiver) flush(sync bool) error {
 // closeFile ends the open file: end is "rotate", "stop" or "crash" (see
 // FileEntry.End). A file the server closed gets its in-use flag cleared,
 // as the server clears its own; the file is fsynced before the manifest
-// says it is complete, with its SHA-256.
+// says it is complete, with its checksum (sum.go).
 func (a *archiver) closeFile(end string) error {
 	o := a.cur
 	if err := a.flush(false); err != nil {
@@ -207,17 +204,17 @@ func (a *archiver) closeFile(end string) error {
 	if err := o.f.Sync(); err != nil {
 		return o.writeErr(err)
 	}
-	sum := o.sha.Sum(nil)
+	sum := o.sum.sum()
 	if kept {
 		// The in-use flag stays: hash the file as it is.
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(o.f, 0, o.off)); err != nil {
+		var err error
+		if sum, _, err = sumReader(io.NewSectionReader(o.f, 0, o.off), sum); err != nil {
 			return o.writeErr(err)
 		}
-		sum = h.Sum(nil)
 	}
 	e := o.entry
-	e.Complete, e.End, e.Size, e.LastEvent, e.SHA256 = true, end, uint64(o.off), o.lastStart, hex.EncodeToString(sum)
+	e.Complete, e.End, e.Size, e.LastEvent = true, end, uint64(o.off), o.lastStart
+	e.setSums(sum, "")
 	if err := o.f.Close(); err != nil {
 		return o.writeErr(err)
 	}

@@ -60,8 +60,11 @@ type FileEntry struct {
 	// asks the server for that event again and compares it with this
 	// one, byte for byte, before it goes on.
 	LastEvent int64 `json:"last_event,omitempty"`
-	// SHA256 of the whole file, for complete files.
+	// The checksum of the whole file, for complete files (sum.go): its
+	// SHA-256 (--hash sha256, and every manifest written before there was
+	// a choice), or Sum, "ALGO:HEX" ("xxh3-64:…", the default).
 	SHA256 string `json:"sha256,omitempty"`
+	Sum    string `json:"sum,omitempty"`
 	// The file's first and last GTID ("" when none), and the times of its
 	// first and last events (RFC 3339, UTC).
 	FirstGTID string `json:"first_gtid,omitempty"`
@@ -70,7 +73,7 @@ type FileEntry struct {
 	LastTime  string `json:"last_time,omitempty"`
 	// Stored names the file in its directory when it is not Name: the
 	// zstd-compressed copy (--compress zstd, compress.go), with its own
-	// size and SHA-256 (Size and SHA256 stay the binlog's own).
+	// size and checksum (Size and SHA256/Sum stay the binlog's own).
 	// Expired: removed by --keep-days/--keep-size (keep.go); Uploaded:
 	// sent to --upload and checked there (upload.go).
 	Expired  bool `json:"expired,omitempty"`
@@ -81,6 +84,7 @@ type FileEntry struct {
 	Stored       string `json:"stored,omitempty"`
 	StoredSize   uint64 `json:"stored_size,omitempty"`
 	StoredSHA256 string `json:"stored_sha256,omitempty"`
+	StoredSum    string `json:"stored_sum,omitempty"`
 }
 
 // stored is the name of the entry's file in its directory.

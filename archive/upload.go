@@ -8,28 +8,10 @@ package archive
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 )
-
-// fileSHA is the SHA-256 of the file at path, as stored.
-func fileSHA(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
 
 // uploadPending uploads every complete file of every history not
 // uploaded yet, oldest first; it stops at the first failure.
@@ -52,14 +34,11 @@ func (a *archiver) uploadPending(ctx context.Context) error {
 			key := uploadKey(d, e.stored())
 			path := filepath.Join(d.path, e.stored())
 			// A file damaged since it was closed is never uploaded as good.
-			want := e.SHA256
-			if e.Stored != "" {
-				want = e.StoredSHA256
-			}
-			if got, err := fileSHA(path); err != nil {
+			want := e.asStored()
+			if got, err := sumFile(path, want); err != nil {
 				return &Error{Msg: fmt.Sprintf("cannot read %s to upload it: %v", path, err)}
-			} else if got != want {
-				return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s; it is not uploaded", path, got, want),
+			} else if !sameSum(got, want) {
+				return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: %s; it is not uploaded", path, sumMismatch(got, want)),
 					Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
 			}
 			if err := a.cfg.Upload.Put(ctx, key, path); err != nil {

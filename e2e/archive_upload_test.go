@@ -70,7 +70,7 @@ func TestArchiveUpload(t *testing.T) {
 	os.WriteFile(z1, bad, 0o644)
 	_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end",
 		"--upload", "s3://binlogs/db1/", "--upload-endpoint", store.URL, "--compress", "zstd")
-	if code != 1 || !strings.Contains(errs, "the archive's "+z1+" is damaged: its SHA-256 is") || !strings.Contains(errs, "it is not uploaded") {
+	if code != 1 || !strings.Contains(errs, "the archive's "+z1+" is damaged: its XXH3-64 is") || !strings.Contains(errs, "it is not uploaded") {
 		t.Errorf("exit %d; stderr:\n%s", code, errs)
 	}
 	if _, err := back.HeadObject("binlogs", "db1/binlog.000001.zst"); err == nil {
