@@ -37,6 +37,8 @@ type ArchiveOptions struct {
 	VerifyAll     bool
 	Hash          string
 	Heartbeat     time.Duration
+	CPUProfile    string // debugging aids (profile.go)
+	MemProfile    string
 }
 
 // AddFlags binds the flags.
@@ -58,6 +60,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the checksum of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.StringVar(&o.Hash, "hash", "", "checksum `ALGO` of new files in the manifest: xxh3-64 (the default: fast) or sha256 (a \"sha256\" field, as sha256sum prints it); files hashed before keep theirs")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // hidden; profile.go
 }
 
 const archiveUsage = `Usage: binlogcdc archive --source mysql://user@host:port --dir DIR [flags]
@@ -96,7 +99,7 @@ archive last caught up.
 
 The user needs REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG
 MONITOR); any binlog_format.
-` + `
+` + profileUsage + `
 Flags:
 `
 
@@ -132,6 +135,11 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	logf := cmdInfof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
 	err = archive.Run(ctx, archive.Config{
