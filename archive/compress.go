@@ -6,7 +6,8 @@ package archive
 // name.zst, read back and checked against the file's checksum; only then
 // does the manifest name it (stored, with its own size and checksum), and
 // only after that manifest is durable is the plain file removed. A
-// restart finishes or redoes what was half done (finishCompression).
+// restart finishes or redoes what was half done (compressPending, the
+// worker's first pass, worker.go).
 
 import (
 	"fmt"
@@ -17,39 +18,54 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// finishCompression completes what a killed archiver left half done in
-// the current history: plain files whose compressed copy the manifest
-// names are removed; with Compress, complete files not yet compressed
-// are compressed (a leftover temporary copy is replaced).
-func (a *archiver) finishCompression() error {
+// finishCompressed removes, at the start, the plain files whose
+// compressed copy the manifest names (a kill left them).
+func (a *archiver) finishCompressed() error {
 	for _, e := range a.d.m.Files {
-		if !e.Complete || e.Expired {
-			continue
-		}
 		raw := filepath.Join(a.d.path, e.Name)
-		if e.Stored != "" {
+		if e.Complete && !e.Expired && e.Stored != "" {
 			if _, err := os.Stat(raw); err == nil {
 				a.cfg.Logf("%s: its compressed copy %s is in the manifest; removing the plain file", raw, e.Stored)
-				if err := a.removePlain(raw); err != nil {
+				if err := removePlain(a.d, raw); err != nil {
 					return err
 				}
-			}
-			continue
-		}
-		if a.cfg.Compress != "" {
-			if err := a.compress(e); err != nil {
-				return err
 			}
 		}
 	}
 	return nil
 }
 
-// compress stores the complete file e compressed (see above).
-func (a *archiver) compress(e *FileEntry) error {
-	raw := filepath.Join(a.d.path, e.Name)
+// compressPending compresses, with Compress, the complete files of the
+// current history not yet compressed (a leftover temporary copy is
+// replaced); the worker calls it.
+func (a *archiver) compressPending() error {
+	if a.cfg.Compress == "" {
+		return nil
+	}
+	var d *dir
+	var jobs []*FileEntry
+	a.locked(func() {
+		d = a.d
+		for _, e := range d.m.Files {
+			if e.Complete && !e.Expired && e.Stored == "" {
+				jobs = append(jobs, e)
+			}
+		}
+	})
+	for _, e := range jobs {
+		if err := a.compress(d, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compress stores the complete file e of history d compressed (see
+// above). The worker calls it; e's binlog fields do not change.
+func (a *archiver) compress(d *dir, e *FileEntry) error {
+	raw := filepath.Join(d.path, e.Name)
 	name := e.Name + zstSuffix
-	dst := filepath.Join(a.d.path, name)
+	dst := filepath.Join(d.path, name)
 	tmp := dst + tmpSuffix
 	werr := func(err error) error {
 		return &Error{Msg: fmt.Sprintf("cannot compress %s into %s: %v", raw, dst, err), Write: true,
@@ -83,7 +99,7 @@ func (a *archiver) compress(e *FileEntry) error {
 		err = os.Rename(tmp, dst)
 	}
 	if err == nil {
-		err = syncDir(a.d.path)
+		err = syncDir(d.path)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -97,20 +113,22 @@ func (a *archiver) compress(e *FileEntry) error {
 		}
 		return werr(err)
 	}
-	e.Stored, e.StoredSize = name, uint64(cw.n)
-	e.setSums("", h.sum())
-	if err := a.d.m.save(a.d.path); err != nil {
+	a.locked(func() {
+		e.Stored, e.StoredSize = name, uint64(cw.n)
+		e.setSums("", h.sum())
+	})
+	if err := a.save(d); err != nil {
 		return err
 	}
-	return a.removePlain(raw)
+	return removePlain(d, raw)
 }
 
-func (a *archiver) removePlain(raw string) error {
+func removePlain(d *dir, raw string) error {
 	if err := os.Remove(raw); err != nil {
 		return &Error{Msg: fmt.Sprintf("cannot remove %s after it was compressed: %v", raw, err), Write: true}
 	}
-	if err := syncDir(a.d.path); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", a.d.path, err), Write: true}
+	if err := syncDir(d.path); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", d.path, err), Write: true}
 	}
 	return nil
 }

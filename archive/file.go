@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -24,6 +23,67 @@ type openFile struct {
 	torn      int64         // bytes after off on disk: cut back once the dump confirmed off
 	crc, fde  bool
 	sum       digest // over [0, off), the FDE's in-use flag cleared
+	stats     stats  // of the events written, put into entry by publish
+	// flushed: the bytes written out, for the worker (under a.mu).
+	flushed int64
+}
+
+// stats are the open file's manifest fields as its events come. The loop
+// keeps them here and puts them into the entry (publish, under a.mu) when
+// it writes the file out or saves the manifest: the worker never sees an
+// entry change under it, and no event costs a formatted GTID or time.
+type stats struct {
+	firstGTID           string
+	gtidEv              [48]byte // the last GTID event's first bytes
+	gtidLen             int
+	gtidH               header
+	firstWhen, lastWhen uint32
+	timed, dirty        bool
+}
+
+func (s *stats) note(h header, raw []byte) {
+	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT {
+		s.gtidLen, s.gtidH = copy(s.gtidEv[:], raw), h
+		if s.firstGTID == "" {
+			s.firstGTID = gtidOf(h, raw)
+		}
+	}
+	if !s.timed {
+		s.firstWhen, s.timed = h.when, true
+	}
+	s.lastWhen, s.dirty = h.when, true
+}
+
+// publish puts the open file's stats and what was written out into its
+// manifest entry; the loop calls it.
+func (a *archiver) publish() {
+	o := a.cur
+	if o == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if o.w != nil && o.w.Buffered() == 0 {
+		o.flushed = o.off
+	}
+	s := &o.stats
+	if !s.dirty {
+		return
+	}
+	s.dirty = false
+	e := o.entry
+	if e.FirstGTID == "" {
+		e.FirstGTID = s.firstGTID
+	}
+	if s.gtidLen > 0 {
+		if g := gtidOf(s.gtidH, s.gtidEv[:s.gtidLen]); g != "" {
+			e.LastGTID = g
+		}
+	}
+	if e.FirstTime == "" {
+		e.FirstTime = eventTime(s.firstWhen)
+	}
+	e.LastTime = eventTime(s.lastWhen)
 }
 
 // resumeOpen takes up the newest file of an existing archive when it is
@@ -44,16 +104,18 @@ func (a *archiver) resumeOpen() error {
 		return &Error{Msg: fmt.Sprintf("cannot open %s: %v", path, err), Write: true}
 	}
 	stats := s.stats
+	a.mu.Lock()
 	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
-	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sum: s.sum}
+	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sum: s.sum, flushed: s.end}
+	a.mu.Unlock()
 	if s.lastStart == 0 {
 		// Not even the FORMAT_DESCRIPTION_EVENT is whole: start the file
 		// again (the server sends that event first).
 		if s.end+s.torn > 0 {
 			a.cfg.Logf("%s holds only %d bytes, less than its first event: written again from its start", path, s.end+s.torn)
 		}
-		a.cur.off, a.cur.torn, a.cur.sum = 0, 0, newDigest(a.cfg.hashAlgo())
+		a.cur.off, a.cur.torn, a.cur.sum, a.cur.flushed = 0, 0, newDigest(a.cfg.hashAlgo()), 0
 		if err := f.Truncate(0); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot truncate %s: %v", path, err), Write: true}
 		}
@@ -95,8 +157,8 @@ func (a *archiver) startFile(name string) error {
 		}
 	}
 	e := &FileEntry{Name: name}
-	a.d.m.Files = append(a.d.m.Files, e)
-	if err := a.d.m.save(a.d.path); err != nil {
+	a.locked(func() { a.d.m.Files = append(a.d.m.Files, e) })
+	if err := a.save(a.d); err != nil {
 		return err
 	}
 	path := filepath.Join(a.d.path, name)
@@ -105,7 +167,7 @@ func (a *archiver) startFile(name string) error {
 		return &Error{Msg: fmt.Sprintf("cannot create %s: %v", path, err), Write: true,
 			Hint: "binlogcdc archive never overwrites a file it did not write"}
 	}
-	a.cur = &openFile{entry: e, path: path, f: f, sum: newDigest(a.cfg.hashAlgo())}
+	a.locked(func() { a.cur = &openFile{entry: e, path: path, f: f, sum: newDigest(a.cfg.hashAlgo())} })
 	return a.cur.begin()
 }
 
@@ -157,7 +219,7 @@ func (a *archiver) write(h header, raw []byte) error {
 		return o.writeErr(err)
 	}
 	hashEvent(o.sum, o.off, raw)
-	noteEvent(o.entry, h, raw)
+	o.stats.note(h, raw)
 	o.lastStart = o.off
 	o.off += int64(len(raw))
 	return nil
@@ -173,6 +235,7 @@ func (a *archiver) flush(sync bool) error {
 	if err := o.w.Flush(); err != nil {
 		return o.writeErr(err)
 	}
+	defer a.publish()
 	if sync || a.cfg.Sync {
 		if err := o.f.Sync(); err != nil {
 			return o.writeErr(err)
@@ -212,23 +275,19 @@ func (a *archiver) closeFile(end string) error {
 			return o.writeErr(err)
 		}
 	}
+	a.publish()
 	e := o.entry
-	e.Complete, e.End, e.Size, e.LastEvent = true, end, uint64(o.off), o.lastStart
-	e.setSums(sum, "")
+	a.locked(func() {
+		e.Complete, e.End, e.Size, e.LastEvent = true, end, uint64(o.off), o.lastStart
+		e.setSums(sum, "")
+		a.cur = nil
+	})
 	if err := o.f.Close(); err != nil {
 		return o.writeErr(err)
 	}
-	a.cur = nil
-	if err := a.d.m.save(a.d.path); err != nil {
+	if err := a.save(a.d); err != nil {
 		return err
 	}
-	if a.cfg.Compress != "" {
-		if err := a.compress(e); err != nil { // compress.go
-			return err
-		}
-	}
-	if err := a.uploadPending(a.ctx); err != nil { // upload.go
-		return err
-	}
-	return a.expire(time.Now()) // keep.go
+	a.kickWorker() // compression, upload, expiry: worker.go
+	return nil
 }

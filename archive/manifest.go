@@ -80,7 +80,10 @@ type FileEntry struct {
 	Uploaded bool `json:"uploaded,omitempty"`
 	// UploadedUpto: of the open file, the bytes uploaded in parts
 	// (--upload-open-every: NAME.part-OFFSET objects, upload.go).
-	UploadedUpto int64  `json:"uploaded_upto,omitempty"`
+	UploadedUpto int64 `json:"uploaded_upto,omitempty"`
+	// Parts: parts of the file may be in the store; they are removed
+	// once the whole file is uploaded, then Parts is cleared.
+	Parts        bool   `json:"parts,omitempty"`
 	Stored       string `json:"stored,omitempty"`
 	StoredSize   uint64 `json:"stored_size,omitempty"`
 	StoredSHA256 string `json:"stored_sha256,omitempty"`
@@ -159,24 +162,44 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// save writes the manifest and the index.
+// save writes the manifest and the index (of a manifest only this
+// goroutine uses; the archiver's go through archiver.save, worker.go).
 func (m *Manifest) save(dir string) error {
-	b, err := json.MarshalIndent(m, "", "  ")
+	enc, err := m.encode()
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, manifestName, append(b, '\n')); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot write the archive's manifest in %s: %v", dir, err), Write: true}
+	return enc.write(dir)
+}
+
+// encoded is a manifest and its index as they are written.
+type encoded struct {
+	manifest, index []byte
+	indexName       string // "": no index yet
+}
+
+// encode is the manifest's and the index's contents.
+func (m *Manifest) encode() (encoded, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return encoded{}, err
 	}
-	if name := indexName(m); name != "" {
-		var sb strings.Builder
-		for _, e := range m.Files {
-			if e.Expired {
-				continue
-			}
+	var sb strings.Builder
+	for _, e := range m.Files {
+		if !e.Expired {
 			sb.WriteString("./" + e.stored() + "\n")
 		}
-		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {
+	}
+	return encoded{append(b, '\n'), []byte(sb.String()), indexName(m)}, nil
+}
+
+// write writes the manifest and the index into dir.
+func (enc encoded) write(dir string) error {
+	if err := writeAtomic(dir, manifestName, enc.manifest); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot write the archive's manifest in %s: %v", dir, err), Write: true}
+	}
+	if enc.indexName != "" {
+		if err := writeAtomic(dir, enc.indexName, enc.index); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot write the archive's index in %s: %v", dir, err), Write: true}
 		}
 	}

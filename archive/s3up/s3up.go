@@ -112,3 +112,19 @@ func (t *Target) PutSection(ctx context.Context, key string, f io.ReaderAt, off,
 	}
 	return nil
 }
+
+// Remove removes every object under prefix+keyPrefix and returns how
+// many there were.
+func (t *Target) Remove(ctx context.Context, keyPrefix string) (int, error) {
+	n := 0
+	for obj := range t.c.ListObjects(ctx, t.Bucket, minio.ListObjectsOptions{Prefix: t.Prefix + keyPrefix, Recursive: true}) {
+		if obj.Err != nil {
+			return n, fmt.Errorf("list s3://%s/%s*: %w", t.Bucket, t.Prefix+keyPrefix, obj.Err)
+		}
+		if err := t.c.RemoveObject(ctx, t.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return n, fmt.Errorf("remove s3://%s/%s: %w", t.Bucket, obj.Key, err)
+		}
+		n++
+	}
+	return n, nil
+}

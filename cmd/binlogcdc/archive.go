@@ -56,7 +56,7 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
 	f.StringVar(&o.Upload, "upload", "", "send each complete file (compressed, with --compress) to `s3://BUCKET/PREFIX`, checked by size and MD5; credentials only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials; a file is expired only once uploaded")
 	f.StringVar(&o.UploadAt, "upload-endpoint", "", "S3-compatible store at `URL` (http://host:port or https://…) instead of AWS S3")
-	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects: the loss window of the open file is about that long (0: only complete files)")
+	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects, removed once the whole file is uploaded: the loss window of the open file is about that long (0: only complete files)")
 	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the checksum of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
 	f.StringVar(&o.Hash, "hash", "", "checksum `ALGO` of new files in the manifest: xxh3-64 (the default: fast) or sha256 (a \"sha256\" field, as sha256sum prints it); files hashed before keep theirs")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
