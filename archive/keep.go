@@ -90,10 +90,10 @@ func (a *archiver) expire(now time.Time) error {
 	})
 	for _, f := range all {
 		var lastTime, stored string
-		var complete, uploaded bool
+		var complete, uploaded, parts bool
 		var size uint64
 		a.locked(func() {
-			lastTime, stored, complete, uploaded, size = f.e.LastTime, f.e.Stored, f.e.Complete, f.e.Uploaded, f.e.Size
+			lastTime, stored, complete, uploaded, parts, size = f.e.LastTime, f.e.Stored, f.e.Complete, f.e.Uploaded, f.e.Parts, f.e.Size
 			if stored != "" {
 				size = f.e.StoredSize
 			}
@@ -109,6 +109,9 @@ func (a *archiver) expire(now time.Time) error {
 		if a.cfg.Upload != nil && !uploaded {
 			a.cfg.Logf("%s is not uploaded yet: kept although --keep-* would let it go", filepath.Join(f.d.path, f.e.stored()))
 			break
+		}
+		if a.cfg.Upload != nil && parts {
+			break // its parts removed from the store first (upload.go)
 		}
 		if a.cfg.Compress != "" && stored == "" {
 			break // compressed first (compressPending), then expired
