@@ -60,7 +60,7 @@ func New(s3url, endpoint string) (*Target, error) {
 		&credentials.EnvAWS{}, &credentials.EnvMinio{}, &credentials.FileAWSCredentials{},
 	})
 	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, BucketLookup: lookup, Region: os.Getenv("AWS_REGION"),
-		MaxRetries: 3}) // a failed upload is tried again with the next file
+		MaxRetries: 3}) // then the archiver tries again later (archive/worker.go)
 	if err != nil {
 		return nil, err
 	}
