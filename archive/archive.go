@@ -22,6 +22,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,9 +66,12 @@ type Config struct {
 	// StopAtEnd: copy up to the end of the server's binlog when the
 	// archiver starts, then return.
 	StopAtEnd bool
-	// VerifyAll: check the SHA-256 of every complete file at the start
+	// VerifyAll: check the checksum of every complete file at the start
 	// (otherwise only the newest's, and every file's size).
 	VerifyAll bool
+	// Hash: the checksum algorithm of new files in the manifest,
+	// HashXXH3 ("": the default) or HashSHA256 (sum.go).
+	Hash string
 	// Logf prints notes for the user (stderr).
 	Logf func(format string, args ...any)
 	// MaxRetry bounds the wait between reconnection attempts (default 30 s).
@@ -82,6 +87,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if err := CheckHash(cfg.Hash); err != nil {
+		return err
+	}
 	if cfg.MaxRetry == 0 {
 		cfg.MaxRetry = 30 * time.Second
 	}
@@ -90,7 +98,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer d.close()
-	a := &archiver{cfg: cfg, d: d, ctx: ctx}
+	a := &archiver{cfg: cfg, d: d}
 	if d.fresh {
 		d.m.Source, d.m.Flavor, d.m.ServerID = cfg.Source, cfg.Live.Flavor, cfg.ServerID
 	} else if d.m.Flavor != "" && d.m.Flavor != cfg.Live.Flavor {
@@ -105,16 +113,10 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	if err := a.finishCompression(); err != nil { // compress.go
+	if err := a.finishCompressed(); err != nil { // compress.go
 		return err
 	}
 	if err := a.finishExpiry(); err != nil { // keep.go
-		return err
-	}
-	if err := a.uploadPending(ctx); err != nil { // upload.go
-		return err
-	}
-	if err := a.expire(time.Now()); err != nil {
 		return err
 	}
 	if err := a.resumeOpen(); err != nil {
@@ -125,7 +127,10 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	// Compression, uploads and expiry: in the background (worker.go).
+	a.startWorker(ctx)
 	err = a.loop(ctx)
+	a.stopWorker()
 	var refused *Error
 	if errors.As(err, &refused) && !refused.Write {
 		// Refused (another history, a purged file, …): what was received
@@ -139,18 +144,29 @@ func Run(ctx context.Context, cfg Config) error {
 	if ferr := a.finish(); err == nil || errors.Is(err, errStop) {
 		err = ferr
 	}
+	if err == nil && cfg.StopAtEnd && cfg.background() {
+		// A one-shot backup ends with its files compressed, uploaded
+		// and expired as far as they can be.
+		err = a.pass(ctx, true)
+	}
 	return err
 }
 
 type archiver struct {
 	cfg Config
-	ctx context.Context // Run's, for uploads
 	d   *dir
 	cur *openFile // the newest file, open for writing; nil when the newest is complete or there is none
 	// end: with StopAtEnd, where the server's binlog ended at the start.
 	end      change.Position
 	sessions int
-	lastPart time.Time // the last part of the open file uploaded (upload.go)
+	// The worker (worker.go): mu guards the manifests, a.d and a.cur
+	// (the pointer, its entry and flushed) between it and the loop;
+	// saveMu orders the manifest's writes; failures counts its failed
+	// passes.
+	bg       *worker
+	mu       sync.Mutex
+	saveMu   sync.Mutex
+	failures atomic.Int64
 }
 
 // loop runs dump sessions, reconnecting after a lost connection.
@@ -212,8 +228,8 @@ func (a *archiver) finish() error {
 	if err := a.flush(true); err != nil {
 		return err
 	}
-	a.cur.entry.Size = uint64(a.cur.off)
-	return a.d.m.save(a.d.path)
+	a.locked(func() { a.cur.entry.Size = uint64(a.cur.off) })
+	return a.save(a.d)
 }
 
 // session is one connection: it works out where to resume, dumps from
@@ -267,9 +283,6 @@ func (a *archiver) session(ctx context.Context) (connected bool, err error) {
 		}
 		if !src.Buffered() {
 			if err := a.flush(false); err != nil {
-				return true, err
-			}
-			if err := a.uploadOpen(ctx); err != nil { // upload.go
 				return true, err
 			}
 		}

@@ -1,16 +1,15 @@
 package archive
 
-// --compress zstd: a complete file is compressed once its SHA-256 is in
+// --compress zstd: a complete file is compressed once its checksum is in
 // the manifest. Each step is safe to be killed at: the compressed copy is
 // written under a temporary name (name.zst.tmp), fsynced, renamed to
-// name.zst, read back and checked against the file's SHA-256; only then
-// does the manifest name it (stored, with its own size and SHA-256), and
+// name.zst, read back and checked against the file's checksum; only then
+// does the manifest name it (stored, with its own size and checksum), and
 // only after that manifest is durable is the plain file removed. A
-// restart finishes or redoes what was half done (finishCompression).
+// restart finishes or redoes what was half done (compressPending, the
+// worker's first pass, worker.go).
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -19,39 +18,54 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// finishCompression completes what a killed archiver left half done in
-// the current history: plain files whose compressed copy the manifest
-// names are removed; with Compress, complete files not yet compressed
-// are compressed (a leftover temporary copy is replaced).
-func (a *archiver) finishCompression() error {
+// finishCompressed removes, at the start, the plain files whose
+// compressed copy the manifest names (a kill left them).
+func (a *archiver) finishCompressed() error {
 	for _, e := range a.d.m.Files {
-		if !e.Complete || e.Expired {
-			continue
-		}
 		raw := filepath.Join(a.d.path, e.Name)
-		if e.Stored != "" {
+		if e.Complete && !e.Expired && e.Stored != "" {
 			if _, err := os.Stat(raw); err == nil {
 				a.cfg.Logf("%s: its compressed copy %s is in the manifest; removing the plain file", raw, e.Stored)
-				if err := a.removePlain(raw); err != nil {
+				if err := removePlain(a.d, raw); err != nil {
 					return err
 				}
-			}
-			continue
-		}
-		if a.cfg.Compress != "" {
-			if err := a.compress(e); err != nil {
-				return err
 			}
 		}
 	}
 	return nil
 }
 
-// compress stores the complete file e compressed (see above).
-func (a *archiver) compress(e *FileEntry) error {
-	raw := filepath.Join(a.d.path, e.Name)
+// compressPending compresses, with Compress, the complete files of the
+// current history not yet compressed (a leftover temporary copy is
+// replaced); the worker calls it.
+func (a *archiver) compressPending() error {
+	if a.cfg.Compress == "" {
+		return nil
+	}
+	var d *dir
+	var jobs []*FileEntry
+	a.locked(func() {
+		d = a.d
+		for _, e := range d.m.Files {
+			if e.Complete && !e.Expired && e.Stored == "" {
+				jobs = append(jobs, e)
+			}
+		}
+	})
+	for _, e := range jobs {
+		if err := a.compress(d, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compress stores the complete file e of history d compressed (see
+// above). The worker calls it; e's binlog fields do not change.
+func (a *archiver) compress(d *dir, e *FileEntry) error {
+	raw := filepath.Join(d.path, e.Name)
 	name := e.Name + zstSuffix
-	dst := filepath.Join(a.d.path, name)
+	dst := filepath.Join(d.path, name)
 	tmp := dst + tmpSuffix
 	werr := func(err error) error {
 		return &Error{Msg: fmt.Sprintf("cannot compress %s into %s: %v", raw, dst, err), Write: true,
@@ -66,7 +80,7 @@ func (a *archiver) compress(e *FileEntry) error {
 	if err != nil {
 		return werr(err)
 	}
-	h := sha256.New()
+	h := newDigest(a.cfg.hashAlgo())
 	cw := &countWriter{w: io.MultiWriter(out, h)}
 	z, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1))
 	if err == nil {
@@ -85,47 +99,50 @@ func (a *archiver) compress(e *FileEntry) error {
 		err = os.Rename(tmp, dst)
 	}
 	if err == nil {
-		err = syncDir(a.d.path)
+		err = syncDir(d.path)
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return werr(err)
 	}
 	// Read back: the copy must decompress to the file the manifest hashed.
-	if sum, n, err := plainSum(dst); err != nil || sum != e.SHA256 || n != e.Size {
+	want := e.plainSum()
+	if sum, n, err := decompressedSum(dst, want); err != nil || !sameSum(sum, want) || n != e.Size {
 		if err == nil {
-			err = fmt.Errorf("it decompresses to %d bytes of SHA-256 %s, not %d of %s", n, sum, e.Size, e.SHA256)
+			err = fmt.Errorf("it decompresses to %d bytes of checksum %s, not %d of %s", n, sum, e.Size, want)
 		}
 		return werr(err)
 	}
-	e.Stored, e.StoredSize, e.StoredSHA256 = name, uint64(cw.n), hex.EncodeToString(h.Sum(nil))
-	if err := a.d.m.save(a.d.path); err != nil {
+	a.locked(func() {
+		e.Stored, e.StoredSize = name, uint64(cw.n)
+		e.setSums("", h.sum())
+	})
+	if err := a.save(d); err != nil {
 		return err
 	}
-	return a.removePlain(raw)
+	return removePlain(d, raw)
 }
 
-func (a *archiver) removePlain(raw string) error {
+func removePlain(d *dir, raw string) error {
 	if err := os.Remove(raw); err != nil {
 		return &Error{Msg: fmt.Sprintf("cannot remove %s after it was compressed: %v", raw, err), Write: true}
 	}
-	if err := syncDir(a.d.path); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", a.d.path, err), Write: true}
+	if err := syncDir(d.path); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", d.path, err), Write: true}
 	}
 	return nil
 }
 
-// plainSum is the SHA-256 and size of the binlog in the archived file at
-// path (decompressed when it is a .zst).
-func plainSum(path string) (string, uint64, error) {
+// decompressedSum is the checksum (want's algorithm) and size of the
+// binlog in the archived file at path (decompressed when it is a .zst).
+func decompressedSum(path, want string) (string, uint64, error) {
 	r, err := openArchived(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer r.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	return hex.EncodeToString(h.Sum(nil)), uint64(n), err
+	sum, n, err := sumReader(r, want)
+	return sum, uint64(n), err
 }
 
 type countWriter struct {

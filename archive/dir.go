@@ -3,11 +3,8 @@ package archive
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,9 +135,9 @@ func (d *dir) load(histories map[string]bool) error {
 	return nil
 }
 
-// verifySums checks the SHA-256 of the complete files against the
-// manifest: all of them, or only the newest (the one a restart compares
-// with the server).
+// verifySums checks the checksum of the complete files against the
+// manifest (whichever algorithm each records): all of them, or only the
+// newest (the one a restart compares with the server).
 func (d *dir) verifySums(all bool) error {
 	for i := len(d.m.Files) - 1; i >= 0; i-- {
 		e := d.m.Files[i]
@@ -148,22 +145,13 @@ func (d *dir) verifySums(all bool) error {
 			continue
 		}
 		path := filepath.Join(d.path, e.stored())
-		want := e.SHA256
-		if e.Stored != "" {
-			want = e.StoredSHA256
-		}
-		f, err := os.Open(path)
+		want := e.asStored()
+		got, err := sumFile(path, want)
 		if err != nil {
 			return err
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != want {
-			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s", path, got, want),
+		if !sameSum(got, want) {
+			return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: %s", path, sumMismatch(got, want)),
 				Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
 		}
 		if !all {
@@ -181,7 +169,7 @@ type scan struct {
 	lastStart int64 // where the last whole event starts (0: none)
 	crc       bool
 	fde       bool
-	sha       hash.Hash // over [0, end), the FDE's in-use flag cleared
+	sum       digest // over [0, end), the FDE's in-use flag cleared (nil Hash: not hashed)
 	stats     FileEntry
 }
 
@@ -191,8 +179,12 @@ type scan struct {
 // it runs to the end of the file, or everything from it to the end is
 // zeros (a power loss); anything else is damage in the middle of the
 // file, an error: nothing is cut.
-func scanOpen(path string, e *FileEntry) (*scan, error) {
-	s := &scan{sha: sha256.New(), stats: FileEntry{Name: e.Name}}
+func scanOpen(path string, e *FileEntry) (*scan, error) { return scanHashed(path, e, "") }
+
+// scanHashed is scanOpen, also hashing the file's whole events with algo
+// ("": not hashed).
+func scanHashed(path string, e *FileEntry, algo string) (*scan, error) {
+	s := &scan{sum: newDigest(algo), stats: FileEntry{Name: e.Name}}
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return s, nil // listed, then killed before it was created
@@ -216,7 +208,9 @@ func scanOpen(path string, e *FileEntry) (*scan, error) {
 		s.torn = int64(n)
 		return s, nil
 	}
-	s.sha.Write(magic[:])
+	if s.sum.Hash != nil {
+		s.sum.Write(magic[:])
+	}
 	s.end = 4
 	buf := make([]byte, 64<<10)
 	for s.end < size {
@@ -280,15 +274,18 @@ func (s *scan) check(h header, raw []byte) string {
 	if h.logPos != 0 && int64(h.logPos) != s.end+int64(h.size) {
 		return fmt.Sprintf("a %v event whose log_pos %d is not its end %d", h.typ, h.logPos, s.end+int64(h.size))
 	}
-	hashEvent(s.sha, s.end, raw)
+	hashEvent(s.sum, s.end, raw)
 	noteEvent(&s.stats, h, raw)
 	return ""
 }
 
-// hashEvent adds the event at off to a file's SHA-256, with the in-use
+// hashEvent adds the event at off to a file's checksum, with the in-use
 // flag of the FORMAT_DESCRIPTION_EVENT (at 4) cleared: the hash of the
 // file as it is once closed.
-func hashEvent(sha hash.Hash, off int64, raw []byte) {
+func hashEvent(sha digest, off int64, raw []byte) {
+	if sha.Hash == nil {
+		return
+	}
 	if off != 4 {
 		sha.Write(raw)
 		return

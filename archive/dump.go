@@ -263,16 +263,26 @@ func (st *dumpState) verify(h header, raw []byte) error {
 	if err := st.check(h, raw, int64(p.from)); err != nil {
 		return err
 	}
-	path := filepath.Join(a.d.path, p.file)
-	if e := a.d.m.last(); e != nil && e.Name == p.file {
-		path = filepath.Join(a.d.path, e.stored())
+	// Opened under a.mu: the worker may compress the file meanwhile, and
+	// removes the plain one only after the manifest names the copy.
+	var f io.ReadCloser
+	var err error
+	a.locked(func() {
+		path := filepath.Join(a.d.path, p.file)
+		if e := a.d.m.last(); e != nil && e.Name == p.file {
+			path = filepath.Join(a.d.path, e.stored())
+		}
+		f, err = openArchived(path) // events.go: plain or .zst
+	})
+	same := err == nil && sameOnDisk(f, int64(p.from), raw)
+	if f != nil {
+		f.Close()
 	}
-	if int64(p.from)+int64(len(raw)) != p.vEnd || !sameOnDisk(path, int64(p.from), raw) {
+	if int64(p.from)+int64(len(raw)) != p.vEnd || !same {
 		return &Error{Msg: fmt.Sprintf("the server %s has another event at %s:%d than the archive %s: the archive was written from another server history (or the server's binlog was reset)", a.cfg.Source, p.file, p.from, a.cfg.Dir),
 			Hint: "archive each server history into its own directory"}
 	}
 	st.plan.verify = false
-	var err error
 	if o := a.cur; o != nil && o.entry.Name == p.file && o.w == nil {
 		if o.torn > 0 {
 			a.cfg.Logf("cut back %d bytes of a torn event at the end of %s (offset %d), written again from the server", o.torn, o.path, o.off)
@@ -307,14 +317,9 @@ func (st *dumpState) atEnd(file string, off int64) error {
 	return nil
 }
 
-// sameOnDisk reports whether the file at path holds raw at off (the
+// sameOnDisk reports whether the archived file f holds raw at off (the
 // in-use flag of a FORMAT_DESCRIPTION_EVENT at 4 aside).
-func sameOnDisk(path string, off int64, raw []byte) bool {
-	f, err := openArchived(path) // events.go: plain or .zst
-	if err != nil {
-		return false
-	}
-	defer f.Close()
+func sameOnDisk(f io.Reader, off int64, raw []byte) bool {
 	if _, err := io.CopyN(io.Discard, f, off); err != nil {
 		return false
 	}

@@ -2,14 +2,10 @@ package archive
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -26,7 +22,68 @@ type openFile struct {
 	lastStart int64         // where the last whole event starts (0: none)
 	torn      int64         // bytes after off on disk: cut back once the dump confirmed off
 	crc, fde  bool
-	sha       hash.Hash // over [0, off), the FDE's in-use flag cleared
+	sum       digest // over [0, off), the FDE's in-use flag cleared
+	stats     stats  // of the events written, put into entry by publish
+	// flushed: the bytes written out, for the worker (under a.mu).
+	flushed int64
+}
+
+// stats are the open file's manifest fields as its events come. The loop
+// keeps them here and puts them into the entry (publish, under a.mu) when
+// it writes the file out or saves the manifest: the worker never sees an
+// entry change under it, and no event costs a formatted GTID or time.
+type stats struct {
+	firstGTID           string
+	gtidEv              [48]byte // the last GTID event's first bytes
+	gtidLen             int
+	gtidH               header
+	firstWhen, lastWhen uint32
+	timed, dirty        bool
+}
+
+func (s *stats) note(h header, raw []byte) {
+	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT {
+		s.gtidLen, s.gtidH = copy(s.gtidEv[:], raw), h
+		if s.firstGTID == "" {
+			s.firstGTID = gtidOf(h, raw)
+		}
+	}
+	if !s.timed {
+		s.firstWhen, s.timed = h.when, true
+	}
+	s.lastWhen, s.dirty = h.when, true
+}
+
+// publish puts the open file's stats and what was written out into its
+// manifest entry; the loop calls it.
+func (a *archiver) publish() {
+	o := a.cur
+	if o == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if o.w != nil && o.w.Buffered() == 0 {
+		o.flushed = o.off
+	}
+	s := &o.stats
+	if !s.dirty {
+		return
+	}
+	s.dirty = false
+	e := o.entry
+	if e.FirstGTID == "" {
+		e.FirstGTID = s.firstGTID
+	}
+	if s.gtidLen > 0 {
+		if g := gtidOf(s.gtidH, s.gtidEv[:s.gtidLen]); g != "" {
+			e.LastGTID = g
+		}
+	}
+	if e.FirstTime == "" {
+		e.FirstTime = eventTime(s.firstWhen)
+	}
+	e.LastTime = eventTime(s.lastWhen)
 }
 
 // resumeOpen takes up the newest file of an existing archive when it is
@@ -38,7 +95,7 @@ func (a *archiver) resumeOpen() error {
 		return nil
 	}
 	path := filepath.Join(a.d.path, e.Name)
-	s, err := scanOpen(path, e)
+	s, err := scanHashed(path, e, a.cfg.hashAlgo())
 	if err != nil {
 		return err
 	}
@@ -47,16 +104,18 @@ func (a *archiver) resumeOpen() error {
 		return &Error{Msg: fmt.Sprintf("cannot open %s: %v", path, err), Write: true}
 	}
 	stats := s.stats
+	a.mu.Lock()
 	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
-	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sha: s.sha}
+	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sum: s.sum, flushed: s.end}
+	a.mu.Unlock()
 	if s.lastStart == 0 {
 		// Not even the FORMAT_DESCRIPTION_EVENT is whole: start the file
 		// again (the server sends that event first).
 		if s.end+s.torn > 0 {
 			a.cfg.Logf("%s holds only %d bytes, less than its first event: written again from its start", path, s.end+s.torn)
 		}
-		a.cur.off, a.cur.torn, a.cur.sha = 0, 0, sha256.New()
+		a.cur.off, a.cur.torn, a.cur.sum, a.cur.flushed = 0, 0, newDigest(a.cfg.hashAlgo()), 0
 		if err := f.Truncate(0); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot truncate %s: %v", path, err), Write: true}
 		}
@@ -74,7 +133,7 @@ func (o *openFile) begin() error {
 	o.w = bufio.NewWriterSize(o.fileWriter(), 1<<20) // testhook.go
 	if o.off == 0 {
 		o.w.Write(binlog.Magic)
-		o.sha.Write(binlog.Magic)
+		o.sum.Write(binlog.Magic)
 		o.off = 4
 	}
 	return nil
@@ -98,8 +157,8 @@ func (a *archiver) startFile(name string) error {
 		}
 	}
 	e := &FileEntry{Name: name}
-	a.d.m.Files = append(a.d.m.Files, e)
-	if err := a.d.m.save(a.d.path); err != nil {
+	a.locked(func() { a.d.m.Files = append(a.d.m.Files, e) })
+	if err := a.save(a.d); err != nil {
 		return err
 	}
 	path := filepath.Join(a.d.path, name)
@@ -108,7 +167,7 @@ func (a *archiver) startFile(name string) error {
 		return &Error{Msg: fmt.Sprintf("cannot create %s: %v", path, err), Write: true,
 			Hint: "binlogcdc archive never overwrites a file it did not write"}
 	}
-	a.cur = &openFile{entry: e, path: path, f: f, sha: sha256.New()}
+	a.locked(func() { a.cur = &openFile{entry: e, path: path, f: f, sum: newDigest(a.cfg.hashAlgo())} })
 	return a.cur.begin()
 }
 
@@ -159,8 +218,8 @@ func (a *archiver) write(h header, raw []byte) error {
 	} else if _, err := o.w.Write(raw); err != nil {
 		return o.writeErr(err)
 	}
-	hashEvent(o.sha, o.off, raw)
-	noteEvent(o.entry, h, raw)
+	hashEvent(o.sum, o.off, raw)
+	o.stats.note(h, raw)
 	o.lastStart = o.off
 	o.off += int64(len(raw))
 	return nil
@@ -176,6 +235,7 @@ func (a *archiver) flush(sync bool) error {
 	if err := o.w.Flush(); err != nil {
 		return o.writeErr(err)
 	}
+	defer a.publish()
 	if sync || a.cfg.Sync {
 		if err := o.f.Sync(); err != nil {
 			return o.writeErr(err)
@@ -187,7 +247,7 @@ func (a *archiver) flush(sync bool) error {
 // closeFile ends the open file: end is "rotate", "stop" or "crash" (see
 // FileEntry.End). A file the server closed gets its in-use flag cleared,
 // as the server clears its own; the file is fsynced before the manifest
-// says it is complete, with its SHA-256.
+// says it is complete, with its checksum (sum.go).
 func (a *archiver) closeFile(end string) error {
 	o := a.cur
 	if err := a.flush(false); err != nil {
@@ -207,31 +267,27 @@ func (a *archiver) closeFile(end string) error {
 	if err := o.f.Sync(); err != nil {
 		return o.writeErr(err)
 	}
-	sum := o.sha.Sum(nil)
+	sum := o.sum.sum()
 	if kept {
 		// The in-use flag stays: hash the file as it is.
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(o.f, 0, o.off)); err != nil {
+		var err error
+		if sum, _, err = sumReader(io.NewSectionReader(o.f, 0, o.off), sum); err != nil {
 			return o.writeErr(err)
 		}
-		sum = h.Sum(nil)
 	}
+	a.publish()
 	e := o.entry
-	e.Complete, e.End, e.Size, e.LastEvent, e.SHA256 = true, end, uint64(o.off), o.lastStart, hex.EncodeToString(sum)
+	a.locked(func() {
+		e.Complete, e.End, e.Size, e.LastEvent = true, end, uint64(o.off), o.lastStart
+		e.setSums(sum, "")
+		a.cur = nil
+	})
 	if err := o.f.Close(); err != nil {
 		return o.writeErr(err)
 	}
-	a.cur = nil
-	if err := a.d.m.save(a.d.path); err != nil {
+	if err := a.save(a.d); err != nil {
 		return err
 	}
-	if a.cfg.Compress != "" {
-		if err := a.compress(e); err != nil { // compress.go
-			return err
-		}
-	}
-	if err := a.uploadPending(a.ctx); err != nil { // upload.go
-		return err
-	}
-	return a.expire(time.Now()) // keep.go
+	a.kickWorker() // compression, upload, expiry: worker.go
+	return nil
 }

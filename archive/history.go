@@ -133,7 +133,7 @@ func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint3
 	}
 	// The current history ends: its open file is closed as it is (the
 	// server that wrote it is gone), and the manifest names the next.
-	d.m.Next = name
+	a.locked(func() { d.m.Next = name })
 	if o := a.cur; o != nil {
 		if o.w == nil && o.torn > 0 {
 			if err := o.f.Truncate(o.off); err != nil {
@@ -143,7 +143,7 @@ func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint3
 		if err := a.closeFile("failover"); err != nil {
 			return err
 		}
-	} else if err := d.m.save(d.path); err != nil {
+	} else if err := a.save(d); err != nil {
 		return err
 	}
 	sub := filepath.Join(d.top, name)
@@ -161,7 +161,7 @@ func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint3
 	}
 	a.cfg.Logf("the source %s is server_id %d, not %d: it has the archive's last transaction %s, the same; the archive goes on in %s with its %s, after GTID position %s",
 		a.cfg.Source, sid, d.m.ServerID, tx.gtid, sub, first, m.Switch.After)
-	a.d = &dir{path: sub, m: m, top: d.top, prev: d, depth: d.depth + 1, unlock: d.unlock}
+	a.locked(func() { a.d = &dir{path: sub, m: m, top: d.top, prev: d, depth: d.depth + 1, unlock: d.unlock} })
 	return nil
 }
 
@@ -174,7 +174,8 @@ func (a *archiver) lastTx() (string, *txInfo, error) {
 		if e.Expired {
 			break
 		}
-		path := filepath.Join(a.d.path, e.stored())
+		var path string
+		a.locked(func() { path = filepath.Join(a.d.path, e.stored()) }) // the worker may compress it
 		limit := int64(0)
 		if a.cur != nil && a.cur.entry == e {
 			if err := a.flush(false); err != nil {

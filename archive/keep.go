@@ -4,7 +4,9 @@ package archive
 // they are older than the age kept, or while the archive is larger than
 // the size kept. Never the file being written, never the newest file of
 // the current history (a restart compares the server's copy of its last
-// event with it), never a file not yet uploaded when an upload is set.
+// event with it), never a file not yet uploaded when an upload is set,
+// nor one not yet compressed with --compress. The worker runs it
+// (worker.go).
 // A file is marked expired in the manifest (durably) before it is
 // removed; a restart removes one it finds still there.
 
@@ -48,6 +50,9 @@ type Uploader interface {
 	Put(ctx context.Context, key, path string) error
 	// PutSection stores n bytes of f from off under key, likewise.
 	PutSection(ctx context.Context, key string, f io.ReaderAt, off, n int64) error
+	// Remove removes every object whose key starts with prefix and
+	// returns how many there were.
+	Remove(ctx context.Context, prefix string) (int, error)
 }
 
 // kept is one file of the archive as expiry sees it.
@@ -63,46 +68,56 @@ func (a *archiver) expire(now time.Time) error {
 		return nil
 	}
 	var all []kept
-	var chain []*dir
-	for d := a.d; d != nil; d = d.prev {
-		chain = append([]*dir{d}, chain...)
-	}
 	var total uint64
-	for _, d := range chain {
-		for _, e := range d.m.Files {
-			if e.Expired {
-				continue
-			}
-			all = append(all, kept{d, e})
-			if e.Stored != "" {
-				total += e.StoredSize
-			} else if a.cur != nil && a.cur.entry == e {
-				total += uint64(a.cur.off)
-			} else {
-				total += e.Size
+	var newest *FileEntry
+	a.locked(func() {
+		for _, d := range a.chain() {
+			for _, e := range d.m.Files {
+				if e.Expired {
+					continue
+				}
+				all = append(all, kept{d, e})
+				if e.Stored != "" {
+					total += e.StoredSize
+				} else if a.cur != nil && a.cur.entry == e {
+					total += uint64(a.cur.flushed)
+				} else {
+					total += e.Size
+				}
 			}
 		}
-	}
-	newest := a.d.m.last()
+		newest = a.d.m.last()
+	})
 	for _, f := range all {
-		if !f.e.Complete || f.e == newest {
+		var lastTime, stored string
+		var complete, uploaded, parts bool
+		var size uint64
+		a.locked(func() {
+			lastTime, stored, complete, uploaded, parts, size = f.e.LastTime, f.e.Stored, f.e.Complete, f.e.Uploaded, f.e.Parts, f.e.Size
+			if stored != "" {
+				size = f.e.StoredSize
+			}
+		})
+		if !complete || f.e == newest {
 			break
 		}
-		old := k.Age > 0 && f.e.LastTime != "" && olderThan(f.e.LastTime, now.Add(-k.Age))
+		old := k.Age > 0 && lastTime != "" && olderThan(lastTime, now.Add(-k.Age))
 		big := k.Size > 0 && total > k.Size
 		if !old && !big {
 			break
 		}
-		if a.cfg.Upload != nil && !f.e.Uploaded {
+		if a.cfg.Upload != nil && !uploaded {
 			a.cfg.Logf("%s is not uploaded yet: kept although --keep-* would let it go", filepath.Join(f.d.path, f.e.stored()))
 			break
 		}
-		size := f.e.Size
-		if f.e.Stored != "" {
-			size = f.e.StoredSize
+		if a.cfg.Upload != nil && parts {
+			break // its parts removed from the store first (upload.go)
 		}
-		f.e.Expired = true
-		if err := f.d.m.save(f.d.path); err != nil {
+		if a.cfg.Compress != "" && stored == "" {
+			break // compressed first (compressPending), then expired
+		}
+		a.locked(func() { f.e.Expired = true })
+		if err := a.save(f.d); err != nil {
 			return err
 		}
 		why := "older than --keep-days"

@@ -60,8 +60,11 @@ type FileEntry struct {
 	// asks the server for that event again and compares it with this
 	// one, byte for byte, before it goes on.
 	LastEvent int64 `json:"last_event,omitempty"`
-	// SHA256 of the whole file, for complete files.
+	// The checksum of the whole file, for complete files (sum.go): its
+	// SHA-256 (--hash sha256, and every manifest written before there was
+	// a choice), or Sum, "ALGO:HEX" ("xxh3-64:…", the default).
 	SHA256 string `json:"sha256,omitempty"`
+	Sum    string `json:"sum,omitempty"`
 	// The file's first and last GTID ("" when none), and the times of its
 	// first and last events (RFC 3339, UTC).
 	FirstGTID string `json:"first_gtid,omitempty"`
@@ -70,17 +73,21 @@ type FileEntry struct {
 	LastTime  string `json:"last_time,omitempty"`
 	// Stored names the file in its directory when it is not Name: the
 	// zstd-compressed copy (--compress zstd, compress.go), with its own
-	// size and SHA-256 (Size and SHA256 stay the binlog's own).
+	// size and checksum (Size and SHA256/Sum stay the binlog's own).
 	// Expired: removed by --keep-days/--keep-size (keep.go); Uploaded:
 	// sent to --upload and checked there (upload.go).
 	Expired  bool `json:"expired,omitempty"`
 	Uploaded bool `json:"uploaded,omitempty"`
 	// UploadedUpto: of the open file, the bytes uploaded in parts
 	// (--upload-open-every: NAME.part-OFFSET objects, upload.go).
-	UploadedUpto int64  `json:"uploaded_upto,omitempty"`
+	UploadedUpto int64 `json:"uploaded_upto,omitempty"`
+	// Parts: parts of the file may be in the store; they are removed
+	// once the whole file is uploaded, then Parts is cleared.
+	Parts        bool   `json:"parts,omitempty"`
 	Stored       string `json:"stored,omitempty"`
 	StoredSize   uint64 `json:"stored_size,omitempty"`
 	StoredSHA256 string `json:"stored_sha256,omitempty"`
+	StoredSum    string `json:"stored_sum,omitempty"`
 }
 
 // stored is the name of the entry's file in its directory.
@@ -155,24 +162,44 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// save writes the manifest and the index.
+// save writes the manifest and the index (of a manifest only this
+// goroutine uses; the archiver's go through archiver.save, worker.go).
 func (m *Manifest) save(dir string) error {
-	b, err := json.MarshalIndent(m, "", "  ")
+	enc, err := m.encode()
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(dir, manifestName, append(b, '\n')); err != nil {
-		return &Error{Msg: fmt.Sprintf("cannot write the archive's manifest in %s: %v", dir, err), Write: true}
+	return enc.write(dir)
+}
+
+// encoded is a manifest and its index as they are written.
+type encoded struct {
+	manifest, index []byte
+	indexName       string // "": no index yet
+}
+
+// encode is the manifest's and the index's contents.
+func (m *Manifest) encode() (encoded, error) {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return encoded{}, err
 	}
-	if name := indexName(m); name != "" {
-		var sb strings.Builder
-		for _, e := range m.Files {
-			if e.Expired {
-				continue
-			}
+	var sb strings.Builder
+	for _, e := range m.Files {
+		if !e.Expired {
 			sb.WriteString("./" + e.stored() + "\n")
 		}
-		if err := writeAtomic(dir, name, []byte(sb.String())); err != nil {
+	}
+	return encoded{append(b, '\n'), []byte(sb.String()), indexName(m)}, nil
+}
+
+// write writes the manifest and the index into dir.
+func (enc encoded) write(dir string) error {
+	if err := writeAtomic(dir, manifestName, enc.manifest); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot write the archive's manifest in %s: %v", dir, err), Write: true}
+	}
+	if enc.indexName != "" {
+		if err := writeAtomic(dir, enc.indexName, enc.index); err != nil {
 			return &Error{Msg: fmt.Sprintf("cannot write the archive's index in %s: %v", dir, err), Write: true}
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -237,11 +235,13 @@ func archivedPaths(dir string, m *Manifest) ([]string, error) {
 	return paths, nil
 }
 
-// checkSum checks a complete file's SHA-256 (of the binlog: a compressed
-// file is hashed as it decompresses) against the manifest.
+// checkSum checks a complete file's checksum (of the binlog: a compressed
+// file is hashed as it decompresses; whichever algorithm the manifest
+// records, sum.go) against the manifest.
 func checkSum(path string, e *FileEntry) error {
-	if e.SHA256 == "" {
-		return &Error{Msg: fmt.Sprintf("the archive's manifest gives no SHA-256 for %s, which it lists as complete", e.Name), Hint: "restore the manifest from a copy"}
+	want := e.plainSum()
+	if want == "" {
+		return &Error{Msg: fmt.Sprintf("the archive's manifest gives no checksum for %s, which it lists as complete", e.Name), Hint: "restore the manifest from a copy"}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -266,19 +266,19 @@ func checkSum(path string, e *FileEntry) error {
 		defer z.Close()
 		r = z
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
+	got, _, err := sumReader(r, want)
+	if err != nil {
 		return damagedSum(path, e, "it cannot be read: "+err.Error())
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-		return damagedSum(path, e, fmt.Sprintf("its SHA-256 is %s, the manifest says %s", got, e.SHA256))
+	if !sameSum(got, want) {
+		return damagedSum(path, e, sumMismatch(got, want))
 	}
 	return nil
 }
 
 func damagedSum(path string, e *FileEntry, what string) error {
 	return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: %s; nothing was read", path, what),
-		Hint: "restore " + e.Name + " from a copy (its SHA-256 is in " + manifestName + ")"}
+		Hint: "restore " + e.Name + " from a copy (its checksum is in " + manifestName + ")"}
 }
 
 // gtidStart chooses the first file for a start after the MariaDB GTID

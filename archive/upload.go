@@ -2,80 +2,102 @@ package archive
 
 // --upload: each complete file (compressed, when --compress) is sent to
 // Config.Upload and marked uploaded in the manifest once the store has
-// it, checked. A failed upload is not fatal: the file stays (expiry
-// keeps it, keep.go), a warning says so, and the upload is tried again
-// when the next file is complete and at each start.
+// it, checked. The worker does it (worker.go): a failed upload is
+// reported and tried again later; the file stays (expiry keeps it,
+// keep.go). With --upload-open-every the open file goes up in parts
+// (NAME.part-OFFSET); once the whole file is uploaded, its parts are
+// removed from the store (FileEntry.Parts says there may be some left,
+// so a restart removes them too).
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 )
 
-// fileSHA is the SHA-256 of the file at path, as stored.
-func fileSHA(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // uploadPending uploads every complete file of every history not
-// uploaded yet, oldest first; it stops at the first failure.
+// uploaded yet, oldest first, and removes the parts of the files
+// uploaded; it stops at the first failure.
 func (a *archiver) uploadPending(ctx context.Context) error {
 	if a.cfg.Upload == nil {
 		return nil
 	}
-	var chain []*dir
-	for d := a.d; d != nil; d = d.prev {
-		chain = append([]*dir{d}, chain...)
+	type job struct {
+		d              *dir
+		e              *FileEntry
+		stored, want   string
+		uploaded, part bool
 	}
-	for _, d := range chain {
-		for _, e := range d.m.Files {
-			if !e.Complete || e.Expired || e.Uploaded {
-				continue
-			}
-			if a.cfg.Compress != "" && e.Stored == "" {
-				continue // compressed first (finishCompression)
-			}
-			key := uploadKey(d, e.stored())
-			path := filepath.Join(d.path, e.stored())
-			// A file damaged since it was closed is never uploaded as good.
-			want := e.SHA256
-			if e.Stored != "" {
-				want = e.StoredSHA256
-			}
-			if got, err := fileSHA(path); err != nil {
-				return &Error{Msg: fmt.Sprintf("cannot read %s to upload it: %v", path, err)}
-			} else if got != want {
-				return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: its SHA-256 is %s, the manifest says %s; it is not uploaded", path, got, want),
-					Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
-			}
-			if err := a.cfg.Upload.Put(ctx, key, path); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+	var jobs []job
+	a.locked(func() {
+		for _, d := range a.chain() {
+			for _, e := range d.m.Files {
+				if !e.Complete || e.Expired || (e.Uploaded && !e.Parts) {
+					continue
 				}
-				a.cfg.Logf("warning: %s is not uploaded (%v); it is kept, and the upload is tried again when the next file is complete and at the next start", path, err)
-				return nil
+				if !e.Uploaded && a.cfg.Compress != "" && e.Stored == "" {
+					continue // compressed first (compressPending)
+				}
+				jobs = append(jobs, job{d, e, e.stored(), e.asStored(), e.Uploaded, e.Parts})
 			}
-			e.Uploaded = true
-			if err := d.m.save(d.path); err != nil {
+		}
+	})
+	for _, j := range jobs {
+		if !j.uploaded {
+			if err := a.upload(ctx, j.d, j.stored, j.want); err != nil {
 				return err
 			}
-			a.cfg.Logf("uploaded %s", path)
+			a.locked(func() { j.e.Uploaded = true })
+			if err := a.save(j.d); err != nil {
+				return err
+			}
+			a.cfg.Logf("uploaded %s", filepath.Join(j.d.path, j.stored))
+		}
+		if j.part || j.e.Parts {
+			if err := a.removeParts(ctx, j.d, j.e); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// upload sends the file name of history d, whose checksum must be want.
+func (a *archiver) upload(ctx context.Context, d *dir, name, want string) error {
+	path := filepath.Join(d.path, name)
+	// A file damaged since it was closed is never uploaded as good.
+	if got, err := sumFile(path, want); err != nil {
+		return &Error{Msg: fmt.Sprintf("cannot read %s to upload it: %v", path, err)}
+	} else if !sameSum(got, want) {
+		return &Error{Msg: fmt.Sprintf("the archive's %s is damaged: %s; it is not uploaded", path, sumMismatch(got, want)),
+			Hint: "restore the file from a copy; binlogcdc archive does not overwrite it"}
+	}
+	if err := a.cfg.Upload.Put(ctx, uploadKey(d, name), path); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s is not uploaded (%w)", path, err)
+	}
+	return nil
+}
+
+// removeParts removes the parts of e from the store, now that the whole
+// file is there, and then clears e.Parts.
+func (a *archiver) removeParts(ctx context.Context, d *dir, e *FileEntry) error {
+	prefix := uploadKey(d, e.Name+".part-")
+	n, err := a.cfg.Upload.Remove(ctx, prefix)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the parts %s* of the uploaded %s are not removed from the store (%w)", prefix, e.Name, err)
+	}
+	a.locked(func() { e.Parts, e.UploadedUpto = false, 0 })
+	if err := a.save(d); err != nil {
+		return err
+	}
+	a.cfg.Logf("removed %d parts of %s from the store: the whole file is uploaded", n, e.Name)
 	return nil
 }
 
@@ -87,28 +109,47 @@ func uploadKey(d *dir, name string) string {
 	return name
 }
 
-// uploadOpen sends what the open file gained since its last part as
-// NAME.part-OFFSET (12 digits: the parts' names sort by offset, and they
-// make up the file's first bytes once put end to end), every
-// UploadOpenEvery. A failure warns; the next part covers the bytes.
+// uploadOpen sends what the open file gained since its last part (as far
+// as it is written out) as NAME.part-OFFSET (12 digits: the parts' names
+// sort by offset, and they make up the file's first bytes once put end
+// to end). The worker calls it every UploadOpenEvery.
 func (a *archiver) uploadOpen(ctx context.Context) error {
-	o := a.cur
-	if a.cfg.Upload == nil || a.cfg.UploadOpenEvery <= 0 || o == nil || o.w == nil || time.Since(a.lastPart) < a.cfg.UploadOpenEvery {
+	if a.cfg.Upload == nil || a.cfg.UploadOpenEvery <= 0 {
 		return nil
 	}
-	from := o.entry.UploadedUpto
-	if o.off <= from {
+	var d *dir
+	var e *FileEntry
+	var path string
+	var from, to int64
+	var parts bool
+	a.locked(func() {
+		if o := a.cur; o != nil {
+			d, e, path, from, to, parts = a.d, o.entry, o.path, o.entry.UploadedUpto, o.flushed, o.entry.Parts
+		}
+	})
+	if e == nil || to <= from {
 		return nil
 	}
-	a.lastPart = time.Now()
-	key := uploadKey(a.d, fmt.Sprintf("%s.part-%012d", o.entry.Name, from))
-	if err := a.cfg.Upload.PutSection(ctx, key, o.f, from, o.off-from); err != nil {
+	if !parts {
+		// Said before the first part is sent: a restart removes the
+		// parts once the file is uploaded whole, even after a kill.
+		a.locked(func() { e.Parts = true })
+		if err := a.save(d); err != nil {
+			return err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	key := uploadKey(d, fmt.Sprintf("%s.part-%012d", e.Name, from))
+	if err := a.cfg.Upload.PutSection(ctx, key, f, from, to-from); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		a.cfg.Logf("warning: %s bytes %d to %d are not uploaded (%v); tried again in %v", o.path, from, o.off, err, a.cfg.UploadOpenEvery)
-		return nil
+		return fmt.Errorf("%s bytes %d to %d are not uploaded (%w)", path, from, to, err)
 	}
-	o.entry.UploadedUpto = o.off
-	return a.d.m.save(a.d.path)
+	a.locked(func() { e.UploadedUpto = to })
+	return a.save(d)
 }

@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -29,6 +28,8 @@ func arZstFiles(t *testing.T, srv *testserver.Server, dir string) int {
 			Stored       string `json:"stored"`
 			SHA256       string `json:"sha256"`
 			StoredSHA256 string `json:"stored_sha256"`
+			Sum          string `json:"sum"`
+			StoredSum    string `json:"stored_sum"`
 			Size         uint64 `json:"size"`
 			StoredSize   uint64 `json:"stored_size"`
 			Complete     bool   `json:"complete"`
@@ -60,8 +61,8 @@ func arZstFiles(t *testing.T, srv *testserver.Server, dir string) int {
 			}
 		}
 		z, _ := os.ReadFile(filepath.Join(dir, f.Stored))
-		if s := sha(z); hex.EncodeToString(s[:]) != f.StoredSHA256 || uint64(len(z)) != f.StoredSize {
-			t.Errorf("%s: %d bytes, want %d, or another SHA-256", f.Stored, len(z), f.StoredSize)
+		if !arSumOK(z, f.StoredSHA256, f.StoredSum) || uint64(len(z)) != f.StoredSize {
+			t.Errorf("%s: %d bytes, want %d, or another checksum", f.Stored, len(z), f.StoredSize)
 		}
 		d, err := zstd.NewReader(bytes.NewReader(z))
 		if err != nil {
@@ -73,7 +74,7 @@ func arZstFiles(t *testing.T, srv *testserver.Server, dir string) int {
 			t.Fatalf("%s: %v", f.Stored, err)
 		}
 		want, _ := os.ReadFile(filepath.Join(srv.Dir, f.Name))
-		if s := sha(plain); !bytes.Equal(plain, want) || hex.EncodeToString(s[:]) != f.SHA256 || uint64(len(plain)) != f.Size {
+		if !bytes.Equal(plain, want) || !arSumOK(plain, f.SHA256, f.Sum) || uint64(len(plain)) != f.Size {
 			t.Errorf("%s decompresses to %d bytes, not the server's %d or not the manifest's hash", f.Stored, len(plain), len(want))
 		}
 	}
@@ -92,9 +93,15 @@ func TestArchiveCompress(t *testing.T) {
 	arWrite(t, srv, 0, 30, 8)
 	dir := filepath.Join(t.TempDir(), "arch")
 	args := []string{"--source", srv.DSN(), "--dir", dir, "--stop-at-end"}
-	arRefused(t, 0, nil, append(args, "--compress", "zstd")...)
+	// --hash sha256: the manifest's sums are SHA-256, as sha256sum has them.
+	arRefused(t, 0, nil, append(args, "--compress", "zstd", "--hash", "sha256")...)
 	if n := arZstFiles(t, srv, dir); n < 3 {
 		t.Fatalf("%d complete files", n)
+	}
+	for _, f := range arReadManifest(t, dir).Files {
+		if f.Complete && (f.SHA256 == "" || f.Sum != "") {
+			t.Errorf("%s: sha256 %q, sum %q with --hash sha256", f.Name, f.SHA256, f.Sum)
+		}
 	}
 	want := stRead(t, srv)
 	got, errs, code := runCLI(t, nil, "read", filepath.Join(dir, "binlog.index"))
@@ -123,10 +130,10 @@ func TestArchiveCompress(t *testing.T) {
 		t.Errorf("no note of the plain file removed:\n%s", errs)
 	}
 	arZstFiles(t, srv, plain)
-	// A damaged compressed file is found by its size or SHA-256.
+	// A damaged compressed file is found by its size or checksum.
 	z1 := filepath.Join(plain, "binlog.000001.zst")
 	zb, _ := os.ReadFile(z1)
 	zb[len(zb)/2] ^= 1
 	os.WriteFile(z1, zb, 0o644)
-	arRefused(t, 1, []string{"the archive's " + z1 + " is damaged: its SHA-256 is"}, "--source", srv.DSN(), "--dir", plain, "--stop-at-end", "--verify-all")
+	arRefused(t, 1, []string{"the archive's " + z1 + " is damaged: its XXH3-64 is"}, "--source", srv.DSN(), "--dir", plain, "--stop-at-end", "--verify-all")
 }

@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 )
@@ -36,6 +39,7 @@ type arManifest struct {
 		Complete  bool   `json:"complete"`
 		End       string `json:"end"`
 		SHA256    string `json:"sha256"`
+		Sum       string `json:"sum"`
 		FirstGTID string `json:"first_gtid"`
 		LastGTID  string `json:"last_gtid"`
 		FirstTime string `json:"first_time"`
@@ -173,6 +177,16 @@ func arWaitWhole(t testing.TB, r *stRun, srv *testserver.Server, dir string) {
 }
 
 func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// arSumOK reports whether b has the checksum a manifest gives: sum
+// ("xxh3-64:HEX"), or else sha (SHA-256, hex).
+func arSumOK(b []byte, sha, sum string) bool {
+	if sum != "" {
+		return sum == fmt.Sprintf("xxh3-64:%016x", xxh3.Hash(b))
+	}
+	s := sha256.Sum256(b)
+	return sha != "" && sha == hex.EncodeToString(s[:])
+}
 
 // arDiffEnd is arDiff for an archive that stopped (--stop-at-end, or
 // stopped once whole): the server's files must all be archived, the

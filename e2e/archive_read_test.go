@@ -191,7 +191,7 @@ func TestArchiveReadRefuse(t *testing.T) {
 		want string
 	}{
 		{"not an archive", []string{"read", empty}, "is a directory, not a binlog file, nor an archive of binlogcdc (it has no binlogcdc-archive.json)"},
-		{"damaged", []string{"read", damaged, "--format", "sql", "-o", out}, fmt.Sprintf("%s is damaged: its SHA-256 is", m.Files[1].Name)},
+		{"damaged", []string{"read", damaged, "--format", "sql", "-o", out}, fmt.Sprintf("%s is damaged: its XXH3-64 is", m.Files[1].Name)},
 		{"missing", []string{"read", missing, "--format", "sql", "-o", out}, "lacks " + m.Files[1].Name + ", which its manifest lists"},
 		{"never matched", []string{"read", dir, "--format", "sql", "-o", out, "--stop-before", "DROP TABLE db.nosuch"}, "no transaction of the input (read from its start to its end or stop bound) matches: nothing was written"},
 		{"gtid never matched", []string{"read", dir, "--format", "sql", "-o", out, "--stop-before-gtid", "0-1-99999"}, "--stop-before-gtid 0-1-99999: no transaction"},

@@ -108,7 +108,7 @@ func TestArchiveRefusals(t *testing.T) {
 				// rotation, in the background).
 				before = arDirState(t, dir)
 			}
-			arRefused(t, 1, []string{"the archive's " + path + " is damaged: its SHA-256 is", "hint: restore the file from a copy"}, args...)
+			arRefused(t, 1, []string{"the archive's " + path + " is damaged: its XXH3-64 is", "hint: restore the file from a copy"}, args...)
 			if after := arDirState(t, dir); after != before {
 				t.Errorf("the archive changed:\n%s\nbecame\n%s", before, after)
 			}

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -70,7 +71,7 @@ func TestArchiveUpload(t *testing.T) {
 	os.WriteFile(z1, bad, 0o644)
 	_, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end",
 		"--upload", "s3://binlogs/db1/", "--upload-endpoint", store.URL, "--compress", "zstd")
-	if code != 1 || !strings.Contains(errs, "the archive's "+z1+" is damaged: its SHA-256 is") || !strings.Contains(errs, "it is not uploaded") {
+	if code != 1 || !strings.Contains(errs, "the archive's "+z1+" is damaged: its XXH3-64 is") || !strings.Contains(errs, "it is not uploaded") {
 		t.Errorf("exit %d; stderr:\n%s", code, errs)
 	}
 	if _, err := back.HeadObject("binlogs", "db1/binlog.000001.zst"); err == nil {
@@ -142,7 +143,9 @@ func s3Parts(t *testing.T, back *s3mem.Backend, bucket, prefix string) ([]byte, 
 // TestArchiveUploadOpen: with --upload-open-every, the open file goes up
 // in parts (NAME.part-OFFSET) as it grows: put end to end they are the
 // server's open binlog file, byte for byte, once the archive caught up;
-// again after more transactions, and after a kill -9 and a restart.
+// again after more transactions, and after a kill -9 and a restart. Once
+// the file is complete and uploaded whole, its parts are removed from
+// the store, also when a kill left them (the manifest's "parts").
 func TestArchiveUploadOpen(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	arWrite(t, srv, 0, 5, 0)
@@ -179,8 +182,41 @@ func TestArchiveUploadOpen(t *testing.T) {
 	r = start("b")
 	uploaded(r)
 	_, n := s3Parts(t, back, "binlogs", "db1/binlog.000001.part-")
-	r.kill9()
-	if n < 3 || strings.Contains(r.errText(), "s3cr3t") {
+	if n < 3 {
 		t.Errorf("%d parts; stderr:\n%s", n, r.errText())
+	}
+	// Once the file is complete and uploaded whole, its parts go.
+	whole := func(r *stRun, what string) {
+		t.Helper()
+		stPoll(t, time.Minute, r, what, func() bool {
+			_, n := s3Parts(t, back, "binlogs", "db1/binlog.000001.part-")
+			got, _ := s3Parts(t, back, "binlogs", "db1/binlog.000001")
+			want, _ := os.ReadFile(filepath.Join(srv.Dir, "binlog.000001"))
+			f := arWorkerManifest(t, dir)[0]
+			return n == 0 && bytes.Equal(got, want) && f.Uploaded && !f.Parts && f.UploadedUpto == 0
+		})
+	}
+	srv.FlushLogs(t)
+	whole(r, "binlog.000001 uploaded whole and its parts removed")
+	// Parts left by a kill between the upload and their removal (the
+	// manifest says so) are removed by the next start.
+	r.kill9()
+	for _, off := range []int{4, 900} {
+		key := fmt.Sprintf("db1/binlog.000001.part-%012d", off)
+		if _, err := back.PutObject("binlogs", key, nil, strings.NewReader("left"), 4, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mpath := filepath.Join(dir, "binlogcdc-archive.json")
+	mb, _ := os.ReadFile(mpath)
+	os.WriteFile(mpath, bytes.Replace(mb, []byte(`"uploaded": true`), []byte(`"uploaded": true, "parts": true`), 1), 0o644)
+	if !arWorkerManifest(t, dir)[0].Parts {
+		t.Fatal("could not mark binlog.000001's parts in the manifest")
+	}
+	r = start("c")
+	whole(r, "the parts a kill left removed at the next start")
+	r.kill9()
+	if strings.Contains(r.errText(), "s3cr3t") {
+		t.Errorf("stderr:\n%s", r.errText())
 	}
 }

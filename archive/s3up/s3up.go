@@ -60,7 +60,7 @@ func New(s3url, endpoint string) (*Target, error) {
 		&credentials.EnvAWS{}, &credentials.EnvMinio{}, &credentials.FileAWSCredentials{},
 	})
 	c, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, BucketLookup: lookup, Region: os.Getenv("AWS_REGION"),
-		MaxRetries: 3}) // a failed upload is tried again with the next file
+		MaxRetries: 3}) // then the archiver tries again later (archive/worker.go)
 	if err != nil {
 		return nil, err
 	}
@@ -111,4 +111,20 @@ func (t *Target) PutSection(ctx context.Context, key string, f io.ReaderAt, off,
 		return fmt.Errorf("s3://%s/%s holds %d bytes of ETag %s after the upload, not %d of MD5 %s", t.Bucket, name, st.Size, st.ETag, size, sum)
 	}
 	return nil
+}
+
+// Remove removes every object under prefix+keyPrefix and returns how
+// many there were.
+func (t *Target) Remove(ctx context.Context, keyPrefix string) (int, error) {
+	n := 0
+	for obj := range t.c.ListObjects(ctx, t.Bucket, minio.ListObjectsOptions{Prefix: t.Prefix + keyPrefix, Recursive: true}) {
+		if obj.Err != nil {
+			return n, fmt.Errorf("list s3://%s/%s*: %w", t.Bucket, t.Prefix+keyPrefix, obj.Err)
+		}
+		if err := t.c.RemoveObject(ctx, t.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return n, fmt.Errorf("remove s3://%s/%s: %w", t.Bucket, obj.Key, err)
+		}
+		n++
+	}
+	return n, nil
 }

@@ -35,7 +35,10 @@ type ArchiveOptions struct {
 	UploadAt      string
 	UploadOpen    time.Duration
 	VerifyAll     bool
+	Hash          string
 	Heartbeat     time.Duration
+	CPUProfile    string // debugging aids (profile.go)
+	MemProfile    string
 }
 
 // AddFlags binds the flags.
@@ -48,14 +51,16 @@ func (o *ArchiveOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StartGTID, "start-gtid", "", "a new archive starts at the beginning of the binlog holding the first transaction after this GTID `SET`")
 	f.BoolVar(&o.StopAtEnd, "stop-at-end", false, "copy the binlogs up to the server's position when the command starts, then exit 0 (a one-shot backup)")
 	f.BoolVar(&o.Sync, "sync", false, "fdatasync the open file each time the archive has caught up with the server (see docs/archive.md for what each setting keeps after a power loss)")
-	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's SHA-256 and size and the compressed file's); crash-safe at every step")
+	f.StringVar(&o.Compress, "compress", "", "store each complete file compressed: `ALGO` zstd (binlog.000042.zst; the manifest keeps the binlog's checksum and size and the compressed file's); crash-safe at every step")
 	f.Float64Var(&o.KeepDays, "keep-days", 0, "remove complete files whose last event is older than `N` days (fractions work: 0.5), oldest first; never the open file, the newest one, or one not yet uploaded (0: keep all)")
 	f.StringVar(&o.KeepSize, "keep-size", "", "remove the oldest complete files while DIR holds more than `SIZE` of binlogs (500MB, 10GB, 1TiB), with the same exceptions as --keep-days")
 	f.StringVar(&o.Upload, "upload", "", "send each complete file (compressed, with --compress) to `s3://BUCKET/PREFIX`, checked by size and MD5; credentials only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials; a file is expired only once uploaded")
 	f.StringVar(&o.UploadAt, "upload-endpoint", "", "S3-compatible store at `URL` (http://host:port or https://…) instead of AWS S3")
-	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects: the loss window of the open file is about that long (0: only complete files)")
-	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the SHA-256 of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
+	f.DurationVar(&o.UploadOpen, "upload-open-every", 0, "with --upload, also send what the open file gained every `DURATION` (5s), as NAME.part-OFFSET objects, removed once the whole file is uploaded: the loss window of the open file is about that long (0: only complete files)")
+	f.BoolVar(&o.VerifyAll, "verify-all", false, "at the start, check the checksum of every complete file in DIR against the manifest (default: the newest one's, and every file's size)")
+	f.StringVar(&o.Hash, "hash", "", "checksum `ALGO` of new files in the manifest: xxh3-64 (the default: fast) or sha256 (a \"sha256\" field, as sha256sum prints it); files hashed before keep theirs")
 	f.DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "server heartbeat period; no data for 3× this long counts as a network cut and reconnects")
+	addProfileFlags(f, &o.CPUProfile, &o.MemProfile) // hidden; profile.go
 }
 
 const archiveUsage = `Usage: binlogcdc archive --source mysql://user@host:port --dir DIR [flags]
@@ -66,7 +71,7 @@ once the server has closed a file, the archived copy is identical to it
 (cmp); the file being written is a prefix of the server's. DIR also holds
 an index (binlog.index, as the server's: 'binlogcdc read DIR/binlog.index')
 and a manifest, binlogcdc-archive.json: for each file its size, whether it
-is complete, its SHA-256 once complete, its first and last GTID and event
+is complete, its checksum once complete, its first and last GTID and event
 time.
 
 Runs until stopped (SIGINT/SIGTERM: writes what it received, saves the
@@ -94,7 +99,7 @@ archive last caught up.
 
 The user needs REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG
 MONITOR); any binlog_format.
-` + `
+` + profileUsage + `
 Flags:
 `
 
@@ -130,6 +135,11 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	logf := cmdInfof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
 	err = archive.Run(ctx, archive.Config{
@@ -144,6 +154,7 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 		Upload:          up,
 		UploadOpenEvery: o.UploadOpen,
 		VerifyAll:       o.VerifyAll,
+		Hash:            o.Hash,
 		StopAtEnd:       o.StopAtEnd,
 		Logf:            logf,
 	})
@@ -164,6 +175,9 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	}
 	if o.Compress != "" && o.Compress != "zstd" {
 		return s, badArchiveFlag("--compress: want zstd, not "+o.Compress, "--compress zstd")
+	}
+	if err := archive.CheckHash(o.Hash); err != nil {
+		return s, badArchiveFlag(err.Error(), "--hash sha256")
 	}
 	if o.KeepDays < 0 {
 		return s, badArchiveFlag("--keep-days must not be negative", "--keep-days 30")

@@ -29,7 +29,7 @@ beside it. A mistake in which files were named exits with code 2.
 ARCHIVE-DIR is a directory 'binlogcdc archive --dir' writes: the files to
 read are picked from its manifest by --start-position, --start-gtid,
 --start-datetime and the stop flags, without opening the others; each
-complete file picked must have the SHA-256 the manifest gives, every file
+complete file picked must have the checksum the manifest gives, every file
 it lists must be there, and the file still being written is read up to
 its last whole transaction. Times are UTC (see docs/archive.md).
 
