@@ -18,24 +18,12 @@ const (
 	copierBytes = 64 << 10 // bytes per block; a row's bytes beyond a quarter of it get their own
 )
 
-// clone returns a copy of r and its size as rowSize counts it.
+// clone returns a copy of r and its size as rowSize counts it, in one
+// pass over r: each value's bytes are cut from the block where they fit
+// (a value's bytes beyond a quarter of a block get their own).
 func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 	if r == nil {
 		return nil, 0
-	}
-	total := 0
-	for _, v := range r {
-		total += len(v.Bytes())
-	}
-	var buf []byte
-	if total > copierBytes/4 {
-		buf = make([]byte, 0, total)
-	} else {
-		if cap(rc.bytes)-len(rc.bytes) < total {
-			rc.bytes = make([]byte, 0, copierBytes)
-		}
-		buf = rc.bytes[len(rc.bytes):len(rc.bytes)]
-		rc.bytes = rc.bytes[:len(rc.bytes)+total]
 	}
 	var out change.Row
 	if len(r) > copierVals/4 {
@@ -48,15 +36,29 @@ func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 		rc.vals = rc.vals[:n+len(r)]
 		out = rc.vals[n : n+len(r) : n+len(r)]
 	}
+	total := 8 * len(r)
 	for i, v := range r {
 		if b := v.Bytes(); b != nil {
-			start := len(buf)
-			buf = append(buf, b...)
-			v = change.RawValue(v.Kind(), v.Uint(), buf[start:len(buf):len(buf)])
+			total += len(b)
+			v = change.RawValue(v.Kind(), v.Uint(), rc.copyBytes(b))
 		}
 		out[i] = v
 	}
-	return out, total + 8*len(r)
+	return out, total
+}
+
+// copyBytes returns a copy of b, cut from the block of bytes when it fits
+// in a quarter of one.
+func (rc *rowCopier) copyBytes(b []byte) []byte {
+	if len(b) > copierBytes/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(rc.bytes)-len(rc.bytes) < len(b) {
+		rc.bytes = make([]byte, 0, copierBytes)
+	}
+	n := len(rc.bytes)
+	rc.bytes = append(rc.bytes, b...)
+	return rc.bytes[n:len(rc.bytes):len(rc.bytes)]
 }
 
 // rowSize is what cloneRow counts for r.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/cputime"
 )
 
 // TestRowCopier: rows cut from shared blocks are independent copies: the
@@ -70,5 +71,25 @@ func TestRowCopier(t *testing.T) {
 	}
 	if c, n := rc.clone(nil); c != nil || n != 0 {
 		t.Errorf("clone(nil) = %v, %d", c, n)
+	}
+}
+
+// BenchmarkRowCopier copies a row of the replay workload (bench/gen.sh
+// replay: INT, BIGINT, DECIMAL, DATETIME(6), VARCHAR, TEXT), as Write
+// does each queued insert.
+func BenchmarkRowCopier(b *testing.B) {
+	r := change.Row{
+		change.IntValue(123456),
+		change.IntValue(977668),
+		change.TextValue(change.Decimal, []byte("234.56")),
+		change.TextValue(change.Datetime, []byte("2028-09-09 10:21:12.000000")),
+		change.TextValue(change.String, []byte("user23456@example.com")),
+		change.TextValue(change.String, bytes.Repeat([]byte("lorem ipsum "), 7)),
+	}
+	var rc rowCopier
+	b.ReportAllocs()
+	defer cputime.Start(b)()
+	for b.Loop() {
+		rc.clone(r)
 	}
 }
