@@ -11,7 +11,24 @@ import "github.com/binlogcdc/binlogcdc/change"
 type rowCopier struct {
 	vals  []change.Value
 	bytes []byte
+
+	// Recycling (Background): the blocks filled since the last group was
+	// handed over (retired), given back with that group once it is
+	// applied (copierBlocks), to be cut from again (free).
+	recycle bool
+	retired copierBlocks
+	free    copierBlocks
 }
+
+// copierBlocks are blocks of a rowCopier.
+type copierBlocks struct {
+	vals  [][]change.Value
+	bytes [][]byte
+}
+
+// copierFree bounds the blocks of each kind kept free: 2.5 MiB of values
+// and 4 MiB of bytes at most.
+const copierFree = 64
 
 const (
 	copierVals  = 1024     // values per block
@@ -30,7 +47,7 @@ func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 		out = make(change.Row, len(r))
 	} else {
 		if cap(rc.vals)-len(rc.vals) < len(r) {
-			rc.vals = make([]change.Value, 0, copierVals)
+			rc.newVals()
 		}
 		n := len(rc.vals)
 		rc.vals = rc.vals[:n+len(r)]
@@ -54,11 +71,70 @@ func (rc *rowCopier) copyBytes(b []byte) []byte {
 		return append(make([]byte, 0, len(b)), b...)
 	}
 	if cap(rc.bytes)-len(rc.bytes) < len(b) {
-		rc.bytes = make([]byte, 0, copierBytes)
+		rc.newBytes()
 	}
 	n := len(rc.bytes)
 	rc.bytes = append(rc.bytes, b...)
 	return rc.bytes[n:len(rc.bytes):len(rc.bytes)]
+}
+
+// newVals starts a block of values: a free one if there is one.
+func (rc *rowCopier) newVals() {
+	if !rc.recycle {
+		rc.vals = make([]change.Value, 0, copierVals)
+		return
+	}
+	if rc.vals != nil {
+		rc.retired.vals = append(rc.retired.vals, rc.vals)
+	}
+	if n := len(rc.free.vals); n > 0 {
+		// Its old values are overwritten as rows are cut from it.
+		rc.vals, rc.free.vals = rc.free.vals[n-1][:0], rc.free.vals[:n-1]
+		return
+	}
+	rc.vals = make([]change.Value, 0, copierVals)
+}
+
+// newBytes starts a block of bytes: a free one if there is one.
+func (rc *rowCopier) newBytes() {
+	if !rc.recycle {
+		rc.bytes = make([]byte, 0, copierBytes)
+		return
+	}
+	if rc.bytes != nil {
+		rc.retired.bytes = append(rc.retired.bytes, rc.bytes)
+	}
+	if n := len(rc.free.bytes); n > 0 {
+		rc.bytes, rc.free.bytes = rc.free.bytes[n-1][:0], rc.free.bytes[:n-1]
+		return
+	}
+	rc.bytes = make([]byte, 0, copierBytes)
+}
+
+// handOver returns the blocks filled since the last call: every row cut
+// from them belongs to the group being handed over or to one before it.
+// (The blocks being filled hold rows of the next group too: they are
+// retired with it.)
+func (rc *rowCopier) handOver() copierBlocks {
+	b := rc.retired
+	rc.retired = copierBlocks{}
+	return b
+}
+
+// reuse takes back blocks of handOver once no row cut from them is in
+// use any more; beyond copierFree of a kind they are left to the garbage
+// collector.
+func (rc *rowCopier) reuse(b copierBlocks) {
+	for _, v := range b.vals {
+		if len(rc.free.vals) < copierFree {
+			rc.free.vals = append(rc.free.vals, v)
+		}
+	}
+	for _, v := range b.bytes {
+		if len(rc.free.bytes) < copierFree {
+			rc.free.bytes = append(rc.free.bytes, v)
+		}
+	}
 }
 
 // rowSize is what cloneRow counts for r.
