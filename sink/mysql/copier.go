@@ -111,6 +111,25 @@ func (rc *rowCopier) newBytes() {
 	rc.bytes = make([]byte, 0, copierBytes)
 }
 
+// slab returns an empty block of at least need bytes for encodeRow's
+// encodings (encoded.go), which live as long as the rows of their
+// group: with recycling, old (the full one) is retired, and a free block
+// of bytes taken when need fits in one.
+func (rc *rowCopier) slab(old []byte, need int) []byte {
+	if !rc.recycle || need > copierBytes {
+		return make([]byte, 0, max(copierBytes, need))
+	}
+	if old != nil && cap(old) == copierBytes {
+		rc.retired.bytes = append(rc.retired.bytes, old)
+	}
+	if n := len(rc.free.bytes); n > 0 {
+		b := rc.free.bytes[n-1][:0]
+		rc.free.bytes = rc.free.bytes[:n-1]
+		return b
+	}
+	return make([]byte, 0, copierBytes)
+}
+
 // handOver returns the blocks filled since the last call: every row cut
 // from them belongs to the group being handed over or to one before it.
 // (The blocks being filled hold rows of the next group too: they are

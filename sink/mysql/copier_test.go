@@ -146,6 +146,15 @@ func TestRowCopierRecycle(t *testing.T) {
 	if len(rc.free.vals) == len(b1.vals) && len(rc.free.bytes) == len(b1.bytes) {
 		t.Fatal("no free block was taken")
 	}
+	// encodeRow's slabs come from the same blocks of bytes.
+	e := rc.slab(nil, 100)
+	e = append(e, "encoded"...)
+	if e2 := rc.slab(e, copierBytes); &e2[:1][0] == &e[0] {
+		t.Fatal("a slab in use was handed out again")
+	}
+	if e3 := rc.slab(nil, copierBytes+1); cap(e3) < copierBytes+1 {
+		t.Fatalf("slab of %d bytes for %d", cap(e3), copierBytes+1)
+	}
 	rc.reuse(b2)
 	if len(rc.free.vals) > copierFree || len(rc.free.bytes) > copierFree {
 		t.Fatalf("%d and %d free blocks, more than %d", len(rc.free.vals), len(rc.free.bytes), copierFree)
