@@ -5,6 +5,7 @@ package jsontext
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -24,15 +25,17 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain8 reports whether the 8 bytes in w (little-endian) need no escape
-// and no UTF-8 check: each is printable ASCII other than '"' and '\\'.
-func plain8(w uint64) bool {
+// special8 marks the bytes of w (8 of them, little-endian) that need an
+// escape or a UTF-8 check: a byte below 0x20, '"', '\\' or one of 0x80 or
+// more gets its top bit set. The lowest marked byte is always one of
+// these; a marked byte above it may not be (a borrow runs upwards).
+func special8(w uint64) uint64 {
 	ctl := (w - lsb*0x20) &^ w // a byte below 0x20
 	quote := w ^ lsb*'"'
 	quote = (quote - lsb) &^ quote // a '"' byte
 	bs := w ^ lsb*'\\'
 	bs = (bs - lsb) &^ bs // a '\\' byte
-	return (w|ctl|quote|bs)&msb == 0
+	return (w | ctl | quote | bs) & msb
 }
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
@@ -56,8 +59,14 @@ func appendString(b []byte, s []byte, strict bool) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Most text is plain ASCII: skip it 8 bytes at a time.
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
+		// Most text is plain ASCII: skip it 8 bytes at a time, and in the
+		// 8 bytes that are not all plain, straight to the first that is not.
+		for i+8 <= len(s) {
+			m := special8(binary.LittleEndian.Uint64(s[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(s) {
@@ -84,6 +93,13 @@ func appendString(b []byte, s []byte, strict bool) ([]byte, bool) {
 			}
 			i++
 			start = i
+			continue
+		}
+		// A 2-byte sequence (Latin letters with accents, Greek,
+		// Cyrillic…) is valid when its lead is C2-DF and the next byte a
+		// continuation byte: no escape, no need to decode it.
+		if c >= 0xc2 && c < 0xe0 && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			i += 2
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])

@@ -103,3 +103,20 @@ func TestAppendStringMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendString checks AppendString and AppendValidString against the
+// byte-at-a-time reference on any input.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text!", "café naïve Zürich \"q\" \\", "\xc2\x80\xdf\xbf\xc0\x80\xc1\xbf\xe2\x80\xa8", "\x00\x1f\x7f\x80\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		want := refAppendStr([]byte("x"), s)
+		if got := AppendString([]byte("x"), s); !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+		if gv, ok := AppendValidString([]byte("x"), s); ok != utf8.Valid(s) || ok && !bytes.Equal(gv, want) || !ok && string(gv) != "x" {
+			t.Fatalf("%q: AppendValidString gave %s, %v", s, gv, ok)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/cputime"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -53,6 +54,7 @@ func BenchmarkAppendChange(b *testing.B) {
 			buf := e.appendChange(nil, c)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(buf)))
+			defer cputime.Start(b)()
 			for b.Loop() {
 				buf = e.appendChange(buf[:0], c)
 			}
@@ -71,6 +73,7 @@ func BenchmarkAppendString(b *testing.B) {
 			var buf []byte
 			b.ReportAllocs()
 			b.SetBytes(int64(len(s)))
+			defer cputime.Start(b)()
 			for b.Loop() {
 				buf = appendStringBytes(buf[:0], s)
 			}

@@ -29,8 +29,9 @@ import "github.com/binlogcdc/binlogcdc/change"
 
 // bgJob is a group handed to the background goroutine.
 type bgJob struct {
-	ops []op
-	grp group
+	ops    []op
+	grp    group
+	blocks copierBlocks // the copier's blocks its rows were cut from (copier.go)
 }
 
 // Background makes the sink apply full groups on a goroutine of its own
@@ -42,7 +43,8 @@ func (s *Sink) Background() {
 		return
 	}
 	s.bgJobs = make(chan bgJob)
-	s.bgDone = make(chan []op, 1)
+	s.bgDone = make(chan bgJob, 1)
+	s.copier.recycle = true
 	s.bgExit = make(chan struct{})
 	go s.background()
 }
@@ -73,7 +75,12 @@ func (s *Sink) background() {
 			}
 		}
 		clear(j.ops)
-		s.bgDone <- j.ops[:0]
+		if s.failed != nil || s.history != nil {
+			// A failure or a history row may hold on to values of
+			// the group's rows: its blocks are not reused.
+			j.blocks = copierBlocks{}
+		}
+		s.bgDone <- bgJob{ops: j.ops[:0], blocks: j.blocks}
 	}
 }
 
@@ -104,7 +111,7 @@ func (s *Sink) commitBackground() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	j := bgJob{ops: s.pend, grp: s.group}
+	j := bgJob{ops: s.pend, grp: s.group, blocks: s.copier.handOver()}
 	s.handed = *s.group.end
 	s.pend, s.spare = s.spare, nil
 	s.pendBytes, s.curStart = 0, 0
@@ -130,8 +137,7 @@ func (s *Sink) wait() {
 // waitGroup waits for the group in flight, if any.
 func (s *Sink) waitGroup() {
 	if s.bgBusy {
-		s.spare = <-s.bgDone
-		s.bgBusy = false
+		s.done(<-s.bgDone)
 	}
 }
 
@@ -140,13 +146,21 @@ func (s *Sink) waitGroup() {
 func (s *Sink) poll() bool {
 	if s.bgBusy {
 		select {
-		case s.spare = <-s.bgDone:
-			s.bgBusy = false
+		case j := <-s.bgDone:
+			s.done(j)
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// done takes back what the background goroutine gave back with a group
+// applied: the group's buffer for the next one, and its rows' blocks.
+func (s *Sink) done(j bgJob) {
+	s.spare = j.ops
+	s.copier.reuse(j.blocks)
+	s.bgBusy = false
 }
 
 // sync waits for the group in flight and returns its failure.

@@ -11,52 +11,149 @@ import "github.com/binlogcdc/binlogcdc/change"
 type rowCopier struct {
 	vals  []change.Value
 	bytes []byte
+
+	// Recycling (Background): the blocks filled since the last group was
+	// handed over (retired), given back with that group once it is
+	// applied (copierBlocks), to be cut from again (free).
+	recycle bool
+	retired copierBlocks
+	free    copierBlocks
 }
+
+// copierBlocks are blocks of a rowCopier.
+type copierBlocks struct {
+	vals  [][]change.Value
+	bytes [][]byte
+}
+
+// copierFree bounds the blocks of each kind kept free: 2.5 MiB of values
+// and 4 MiB of bytes at most.
+const copierFree = 64
 
 const (
 	copierVals  = 1024     // values per block
 	copierBytes = 64 << 10 // bytes per block; a row's bytes beyond a quarter of it get their own
 )
 
-// clone returns a copy of r and its size as rowSize counts it.
+// clone returns a copy of r and its size as rowSize counts it, in one
+// pass over r: each value's bytes are cut from the block where they fit
+// (a value's bytes beyond a quarter of a block get their own).
 func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 	if r == nil {
 		return nil, 0
-	}
-	total := 0
-	for _, v := range r {
-		total += len(v.Bytes())
-	}
-	var buf []byte
-	if total > copierBytes/4 {
-		buf = make([]byte, 0, total)
-	} else {
-		if cap(rc.bytes)-len(rc.bytes) < total {
-			rc.bytes = make([]byte, 0, copierBytes)
-		}
-		buf = rc.bytes[len(rc.bytes):len(rc.bytes)]
-		rc.bytes = rc.bytes[:len(rc.bytes)+total]
 	}
 	var out change.Row
 	if len(r) > copierVals/4 {
 		out = make(change.Row, len(r))
 	} else {
 		if cap(rc.vals)-len(rc.vals) < len(r) {
-			rc.vals = make([]change.Value, 0, copierVals)
+			rc.newVals()
 		}
 		n := len(rc.vals)
 		rc.vals = rc.vals[:n+len(r)]
 		out = rc.vals[n : n+len(r) : n+len(r)]
 	}
+	total := 8 * len(r)
 	for i, v := range r {
 		if b := v.Bytes(); b != nil {
-			start := len(buf)
-			buf = append(buf, b...)
-			v = change.RawValue(v.Kind(), v.Uint(), buf[start:len(buf):len(buf)])
+			total += len(b)
+			v = change.RawValue(v.Kind(), v.Uint(), rc.copyBytes(b))
 		}
 		out[i] = v
 	}
-	return out, total + 8*len(r)
+	return out, total
+}
+
+// copyBytes returns a copy of b, cut from the block of bytes when it fits
+// in a quarter of one.
+func (rc *rowCopier) copyBytes(b []byte) []byte {
+	if len(b) > copierBytes/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(rc.bytes)-len(rc.bytes) < len(b) {
+		rc.newBytes()
+	}
+	n := len(rc.bytes)
+	rc.bytes = append(rc.bytes, b...)
+	return rc.bytes[n:len(rc.bytes):len(rc.bytes)]
+}
+
+// newVals starts a block of values: a free one if there is one.
+func (rc *rowCopier) newVals() {
+	if !rc.recycle {
+		rc.vals = make([]change.Value, 0, copierVals)
+		return
+	}
+	if rc.vals != nil {
+		rc.retired.vals = append(rc.retired.vals, rc.vals)
+	}
+	if n := len(rc.free.vals); n > 0 {
+		// Its old values are overwritten as rows are cut from it.
+		rc.vals, rc.free.vals = rc.free.vals[n-1][:0], rc.free.vals[:n-1]
+		return
+	}
+	rc.vals = make([]change.Value, 0, copierVals)
+}
+
+// newBytes starts a block of bytes: a free one if there is one.
+func (rc *rowCopier) newBytes() {
+	if !rc.recycle {
+		rc.bytes = make([]byte, 0, copierBytes)
+		return
+	}
+	if rc.bytes != nil {
+		rc.retired.bytes = append(rc.retired.bytes, rc.bytes)
+	}
+	if n := len(rc.free.bytes); n > 0 {
+		rc.bytes, rc.free.bytes = rc.free.bytes[n-1][:0], rc.free.bytes[:n-1]
+		return
+	}
+	rc.bytes = make([]byte, 0, copierBytes)
+}
+
+// slab returns an empty block of at least need bytes for encodeRow's
+// encodings (encoded.go), which live as long as the rows of their
+// group: with recycling, old (the full one) is retired, and a free block
+// of bytes taken when need fits in one.
+func (rc *rowCopier) slab(old []byte, need int) []byte {
+	if !rc.recycle || need > copierBytes {
+		return make([]byte, 0, max(copierBytes, need))
+	}
+	if old != nil && cap(old) == copierBytes {
+		rc.retired.bytes = append(rc.retired.bytes, old)
+	}
+	if n := len(rc.free.bytes); n > 0 {
+		b := rc.free.bytes[n-1][:0]
+		rc.free.bytes = rc.free.bytes[:n-1]
+		return b
+	}
+	return make([]byte, 0, copierBytes)
+}
+
+// handOver returns the blocks filled since the last call: every row cut
+// from them belongs to the group being handed over or to one before it.
+// (The blocks being filled hold rows of the next group too: they are
+// retired with it.)
+func (rc *rowCopier) handOver() copierBlocks {
+	b := rc.retired
+	rc.retired = copierBlocks{}
+	return b
+}
+
+// reuse takes back blocks of handOver once no row cut from them is in
+// use any more; beyond copierFree of a kind they are left to the garbage
+// collector.
+func (rc *rowCopier) reuse(b copierBlocks) {
+	for _, v := range b.vals {
+		if len(rc.free.vals) < copierFree {
+			rc.free.vals = append(rc.free.vals, v)
+		}
+	}
+	for _, v := range b.bytes {
+		if len(rc.free.bytes) < copierFree {
+			rc.free.bytes = append(rc.free.bytes, v)
+		}
+	}
 }
 
 // rowSize is what cloneRow counts for r.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/cputime"
 )
 
 // TestRowCopier: rows cut from shared blocks are independent copies: the
@@ -70,5 +71,92 @@ func TestRowCopier(t *testing.T) {
 	}
 	if c, n := rc.clone(nil); c != nil || n != 0 {
 		t.Errorf("clone(nil) = %v, %d", c, n)
+	}
+}
+
+// BenchmarkRowCopier copies a row of the replay workload (bench/gen.sh
+// replay: INT, BIGINT, DECIMAL, DATETIME(6), VARCHAR, TEXT), as Write
+// does each queued insert.
+func BenchmarkRowCopier(b *testing.B) {
+	r := change.Row{
+		change.IntValue(123456),
+		change.IntValue(977668),
+		change.TextValue(change.Decimal, []byte("234.56")),
+		change.TextValue(change.Datetime, []byte("2028-09-09 10:21:12.000000")),
+		change.TextValue(change.String, []byte("user23456@example.com")),
+		change.TextValue(change.String, bytes.Repeat([]byte("lorem ipsum "), 7)),
+	}
+	for _, recycle := range []bool{false, true} {
+		b.Run(fmt.Sprintf("recycle=%v", recycle), func(b *testing.B) {
+			// Groups of 10,000 rows, given back one group later, as
+			// Background does.
+			rc := rowCopier{recycle: recycle}
+			var inFlight copierBlocks
+			n := 0
+			b.ReportAllocs()
+			defer cputime.Start(b)()
+			for b.Loop() {
+				rc.clone(r)
+				if n++; n%10000 == 0 && recycle {
+					rc.reuse(inFlight)
+					inFlight = rc.handOver()
+				}
+			}
+		})
+	}
+}
+
+// TestRowCopierRecycle: with recycling on, the blocks handed over with a
+// group come back into use only after reuse, and the rows of the group
+// after it, cut while the first was in flight, stay as they were.
+func TestRowCopierRecycle(t *testing.T) {
+	rc := rowCopier{recycle: true}
+	row := func(i int) change.Row {
+		return change.Row{change.IntValue(int64(i)), change.TextValue(change.String, fmt.Appendf(nil, "value %d %s", i, bytes.Repeat([]byte("x"), i%300)))}
+	}
+	cut := func(from, to int) []change.Row {
+		var rows []change.Row
+		for i := from; i < to; i++ {
+			c, _ := rc.clone(row(i))
+			rows = append(rows, c)
+		}
+		return rows
+	}
+	check := func(rows []change.Row, from int) {
+		t.Helper()
+		for k, c := range rows {
+			if want := row(from + k); c[0].Int() != want[0].Int() || !bytes.Equal(c[1].Bytes(), want[1].Bytes()) {
+				t.Fatalf("row %d: %v, want %v", from+k, c, want)
+			}
+		}
+	}
+	first := cut(0, 5000)
+	b1 := rc.handOver()
+	if len(b1.vals) == 0 || len(b1.bytes) == 0 {
+		t.Fatalf("no blocks retired after 5000 rows: %d, %d", len(b1.vals), len(b1.bytes))
+	}
+	check(first, 0)
+	second := cut(5000, 10000) // while the first group is in flight
+	check(first, 0)
+	rc.reuse(b1) // the first group applied
+	b2 := rc.handOver()
+	third := cut(10000, 15000) // from the first group's blocks
+	check(second, 5000)
+	check(third, 10000)
+	if len(rc.free.vals) == len(b1.vals) && len(rc.free.bytes) == len(b1.bytes) {
+		t.Fatal("no free block was taken")
+	}
+	// encodeRow's slabs come from the same blocks of bytes.
+	e := rc.slab(nil, 100)
+	e = append(e, "encoded"...)
+	if e2 := rc.slab(e, copierBytes); &e2[:1][0] == &e[0] {
+		t.Fatal("a slab in use was handed out again")
+	}
+	if e3 := rc.slab(nil, copierBytes+1); cap(e3) < copierBytes+1 {
+		t.Fatalf("slab of %d bytes for %d", cap(e3), copierBytes+1)
+	}
+	rc.reuse(b2)
+	if len(rc.free.vals) > copierFree || len(rc.free.bytes) > copierFree {
+		t.Fatalf("%d and %d free blocks, more than %d", len(rc.free.vals), len(rc.free.bytes), copierFree)
 	}
 }

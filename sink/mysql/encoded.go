@@ -24,10 +24,9 @@ import (
 // (appendExecuteEncoded). A row with a value that goes another way (a
 // large value, sent from where it lies: large.go) or that cannot be bound
 // is not encoded, and its statement is built from its values as before.
-const (
-	encSlabSize = 64 << 10   // the blocks queued inserts' encodings are cut from
-	encMaxRow   = largeValue // a larger row is not encoded (large.go)
-)
+// The encodings are cut from blocks of the row copier's (copier.go
+// slab), reused as its blocks are.
+const encMaxRow = largeValue // a larger row is not encoded (large.go)
 
 // encodeRow sets the queued insert o's enc: the types, then the values, of
 // its columns o.cols, as appendExecute binds them. A row of more than
@@ -42,7 +41,7 @@ func (s *Sink) encodeRow(o *op) {
 	// length (or 8 of number) a value, and its bytes (size counts 8 more
 	// a value; a geometry's SRID takes 4 of them).
 	if need := o.size + 11*n; cap(s.encSlab)-len(s.encSlab) < need {
-		s.encSlab = make([]byte, 0, max(encSlabSize, need))
+		s.encSlab = s.copier.slab(s.encSlab, need)
 	}
 	// One pass: the types are filled in as the values are appended.
 	start := len(s.encSlab)

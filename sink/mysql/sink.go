@@ -110,7 +110,7 @@ type Sink struct {
 
 	// Applying in the background (background.go).
 	bgJobs    chan bgJob
-	bgDone    chan []op // a group applied (or failed): its buffer, for spare
+	bgDone    chan bgJob // a group applied (or failed): its buffer, for spare, and its rows' blocks (copier.go)
 	bgExit    chan struct{}
 	bgBusy    bool // a group was handed over and its bgDone not received
 	onFailure func(error)
