@@ -1,4 +1,4 @@
-package recovery
+package schemahist
 
 import (
 	"fmt"
