@@ -35,12 +35,15 @@ type Shape struct {
 	// rooted: derived from the CREATE TABLE statement (so the type names
 	// and visibility of every column are known), not from a TABLE_MAP.
 	Rooted bool
+	// Generated accepts generated columns (their Attrs say which); else
+	// they are refused (recover cannot rebuild them).
+	Generated bool
 }
 
 func (s *Shape) Clone() *Shape {
 	t := *s.T
 	t.Columns = slices.Clone(s.T.Columns)
-	n := &Shape{T: &t, DefColl: s.DefColl, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Guessed: s.Guessed, Rooted: s.Rooted}
+	n := &Shape{T: &t, DefColl: s.DefColl, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Guessed: s.Guessed, Rooted: s.Rooted, Generated: s.Generated}
 	for k, v := range s.TypeNames {
 		n.TypeNames[k] = v
 	}
@@ -493,6 +496,9 @@ func (n *Shape) convertTo(id uint32, mariadb bool) error {
 // collation, noting where that default is a guess.
 func (n *Shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, error) {
 	d, err := parseColDef(sql, def, n.DefColl, mariadb)
+	if err == nil && d.attrs.Generated != "" && !n.Generated {
+		return nil, fmt.Errorf("generated columns are not derived from DDL")
+	}
 	if err == nil && n.Guessed && !d.charsetGiven && d.col.Collation != 0 && d.col.Collation != 63 {
 		name := "?"
 		if c, ok := charset.LookupFlavor(n.DefColl, mariadb); ok {

@@ -108,6 +108,12 @@ func splitTop(toks []token) [][]token {
 // guess is the collation to take for the table's default when neither
 // says it (the server's or database's default, with a note; 0: none).
 func ShapeFromCreate(sql string, first *tablemap.Table, guess uint32, mariadb bool) (*Shape, error) {
+	return shapeFromCreate(sql, first, guess, mariadb, false)
+}
+
+// shapeFromCreate is ShapeFromCreate, accepting generated columns when
+// generated is set.
+func shapeFromCreate(sql string, first *tablemap.Table, guess uint32, mariadb, generated bool) (*Shape, error) {
 	toks := lex(sql)
 	p := &parser{sqllex.Parser{Toks: toks}}
 	p.Accept("CREATE")
@@ -122,7 +128,7 @@ func ShapeFromCreate(sql string, first *tablemap.Table, guess uint32, mariadb bo
 	open := p.I
 	p.SkipGroup()
 	body := toks[open+1 : max(open+1, p.I-1)]
-	sh := &Shape{T: &tablemap.Table{}, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Rooted: true}
+	sh := &Shape{T: &tablemap.Table{}, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Rooted: true, Generated: generated}
 	cs, coll := "", ""
 	for k := p.I; k+1 < len(toks); k++ {
 		t := toks[k]

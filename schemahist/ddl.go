@@ -58,6 +58,7 @@ type Action struct {
 	// (not LIKE, not … SELECT); Like names the LIKE source.
 	Usable bool
 	Like   string
+	LikeT  tableName // the LIKE source as a name
 	// ActAlter: what it does to columns.
 	Alter *AlterInfo
 }
@@ -176,12 +177,12 @@ func (p *parser) create() []Action {
 	switch {
 	case p.Accept("LIKE"):
 		if src, ok := p.Name(); ok {
-			a.Like = src.DB + "." + src.Name
+			a.Like, a.LikeT = src.DB+"."+src.Name, src
 		}
 	case p.Peek(0).IsPunct('(') && p.Peek(1).Is("LIKE"):
 		p.I += 2
 		if src, ok := p.Name(); ok {
-			a.Like = src.DB + "." + src.Name
+			a.Like, a.LikeT = src.DB+"."+src.Name, src
 		}
 	case p.Peek(0).IsPunct('('):
 		p.SkipGroup()
