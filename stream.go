@@ -271,6 +271,14 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	}
 	start, applyFrom, gtid, unknownXA := sp.start, sp.applyFrom, sp.gtid, sp.unknownXA
 	snap, resumed, cov := sp.snap, sp.resumed, sp.cov
+	var histCP *checkpoint.Checkpoint
+	if o.Checkpoint != "" {
+		histCP = resumed
+	}
+	schema, err := streamHistory(o.Checkpoint, histCP, cfg.Flavor == mysql.MariaDBFlavor, saver, logf) // schemahistory.go
+	if err != nil {
+		return err
+	}
 
 	var out io.Writer = stdout
 	if o.Output != "" {
@@ -390,7 +398,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
-			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA},
+			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA, Schema: schema},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/rowevent"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -73,6 +74,14 @@ type Options struct {
 
 	// Logf, if set, receives warnings (for stderr).
 	Logf func(format string, args ...any)
+
+	// Schema, if set, is the schema history: it follows the DDL
+	// statements read, each TABLE_MAP is checked against it (a
+	// disagreement is a warning, and the table then follows its
+	// TABLE_MAPs), and the tables of row changes carry what it adds
+	// (tablemap.Column.Generated). It is used from Run's goroutine only:
+	// OnCommit may save it.
+	Schema *schemahist.History
 
 	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
 	Metrics *metrics.Stream

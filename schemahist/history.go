@@ -80,12 +80,14 @@ type History struct {
 	last    *tablemap.Table
 	lastGen uint64
 	lastRes *Table
+	lastAnn *tablemap.Table
 	checked map[*tablemap.Table]checked
 }
 
 type checked struct {
 	gen uint64
 	res *Table
+	ann *tablemap.Table // the TABLE_MAP with Column.Generated set (Annotate)
 }
 
 // entry is one table of the history.
@@ -203,15 +205,22 @@ func (h *History) apply(st Statement, a Action) string {
 		case a.Like != "":
 			from := h.tables[key(a.LikeT.DB, a.LikeT.Name)]
 			if from == nil || from.sh == nil {
-				if cur == nil && from == nil {
-					return "" // a copy of a table the history does not know
+				// A copy of a table the history does not know: it follows
+				// its TABLE_MAPs, as its source does.
+				if cur != nil {
+					delete(h.tables, key(db, name))
+					h.changed()
 				}
-				return h.lose(db, name, st.Pos, "CREATE TABLE … LIKE a table whose schema is not known")
+				return ""
 			}
 			h.set(db, name, &entry{sh: from.sh.Clone(), pos: st.Pos})
 			return ""
 		case !a.Usable:
-			return h.lose(db, name, st.Pos, "CREATE TABLE … SELECT does not list its columns")
+			// CREATE TABLE … SELECT does not list all its columns: the
+			// table follows its TABLE_MAPs (no warning: nothing went wrong).
+			h.tables[key(db, name)] = &entry{db: db, name: name, pos: st.Pos, unknown: "CREATE TABLE … SELECT does not list its columns"}
+			h.changed()
+			return ""
 		}
 		sh, err := shapeFromCreate(st.SQL, nil, 0, h.mariadb, true)
 		e := &entry{pos: st.Pos}
@@ -279,7 +288,7 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 		return h.lastRes, ""
 	}
 	if c, ok := h.checked[t]; ok && c.gen == h.gen {
-		h.last, h.lastGen, h.lastRes = t, h.gen, c.res
+		h.last, h.lastGen, h.lastRes, h.lastAnn = t, h.gen, c.res, c.ann
 		return c.res, ""
 	}
 	e := h.tables[key(t.DB, t.Name)]
@@ -306,10 +315,33 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 	if len(h.checked) >= maxChecked {
 		clear(h.checked)
 	}
-	h.checked[t] = checked{gen: h.gen, res: res}
-	h.last, h.lastGen, h.lastRes = t, h.gen, res
+	ann := t
+	if res != nil && res.GeneratedCount() > 0 {
+		c := *t
+		c.Columns = slices.Clone(t.Columns)
+		for i := range c.Columns {
+			c.Columns[i].Generated = res.Columns[i].Generated != ""
+		}
+		ann = &c
+	}
+	h.checked[t] = checked{gen: h.gen, res: res, ann: ann}
+	h.last, h.lastGen, h.lastRes, h.lastAnn = t, h.gen, res, ann
 	return res, warn
 }
+
+// Annotate is Check returning the TABLE_MAP with what the history adds
+// to it (Column.Generated): t itself when nothing, or when the history
+// does not know the table.
+func (h *History) Annotate(t *tablemap.Table, pos change.Position) (*tablemap.Table, string) {
+	if t == h.last && h.lastGen == h.gen {
+		return h.lastAnn, ""
+	}
+	_, warn := h.Check(t, pos)
+	return h.lastAnn, warn
+}
+
+// Gen counts the history's changes: it differs after any change since.
+func (h *History) Gen() uint64 { return h.gen }
 
 // agrees reports whether a derived table matches a TABLE_MAP: the same
 // column names, types and NULL (visibility aside: MariaDB does not log

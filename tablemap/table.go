@@ -67,6 +67,11 @@ type Column struct {
 	// metadata counts one more byte, the compression header); the binlog
 	// carries the stored bytes, which the row decoder inflates.
 	Compressed bool
+
+	// Generated marks a generated column (VIRTUAL or STORED), which no
+	// statement may write. A TABLE_MAP does not say it: it is set from
+	// the schema history (package schemahist) when that knows the table.
+	Generated bool
 }
 
 // MariaDB's binlog type codes for COMPRESSED columns (mysql_com.h).

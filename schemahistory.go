@@ -1,0 +1,44 @@
+package binlogcdc
+
+import (
+	"encoding/json"
+
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/schemahist"
+)
+
+// streamHistory returns the stream's schema history (docs/schema-history.md):
+// with --checkpoint FILE, the one saved in FILE.schema-history as of the
+// checkpoint cp resumed from, and saved there with every checkpoint
+// (the saver writes it, atomically, when it changed).
+func streamHistory(path string, cp *checkpoint.Checkpoint, mariadb bool, saver *checkpoint.Saver, logf func(string, ...any)) (*schemahist.History, error) {
+	h := schemahist.New(mariadb)
+	if path == "" {
+		return h, nil
+	}
+	data, warn, err := checkpoint.LoadHistory(path, cp)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		logf("%s", warn)
+	}
+	if data != nil {
+		if h, err = schemahist.Decode(data, path+checkpoint.HistorySuffix); err != nil {
+			return nil, err
+		}
+	}
+	saved := ^h.Gen()
+	saver.SchemaHistory = func() ([]byte, bool) {
+		if h.Gen() == saved {
+			return nil, false
+		}
+		data, err := json.Marshal(h)
+		if err != nil {
+			return nil, false // not saved: the old history stays named
+		}
+		saved = h.Gen()
+		return data, true
+	}
+	return h, nil
+}
