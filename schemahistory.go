@@ -42,3 +42,21 @@ func streamHistory(path string, cp *checkpoint.Checkpoint, mariadb bool, saver *
 	}
 	return h, nil
 }
+
+// seedHistory sets the snapshot's tables in the schema history, from
+// their SHOW CREATE TABLE in the snapshot: the stream's DDL goes on from
+// there. A table binlogcdc cannot read follows its TABLE_MAPs, with a
+// warning.
+func (s *streamSnapshot) seedHistory(h *schemahist.History, logf func(string, ...any)) {
+	if s == nil {
+		return
+	}
+	for i, t := range s.tables {
+		if i >= len(s.creates) {
+			break
+		}
+		if err := h.Seed(t.DB, t.Name, s.creates[i], s.src.Pos.Pos()); err != nil {
+			logf("schema history: %v (snapshot at %s:%d); the table follows its TABLE_MAPs until it is created again", err, s.src.Pos.File, s.src.Pos.Offset)
+		}
+	}
+}

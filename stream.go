@@ -279,6 +279,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	snap.seedHistory(schema, logf) // schemahistory.go
 
 	var out io.Writer = stdout
 	if o.Output != "" {
