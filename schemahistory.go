@@ -3,6 +3,8 @@ package binlogcdc
 import (
 	"encoding/json"
 
+	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
+
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/schemahist"
 )
@@ -59,4 +61,40 @@ func (s *streamSnapshot) seedHistory(h *schemahist.History, logf func(string, ..
 			logf("schema history: %v (snapshot at %s:%d); the table follows its TABLE_MAPs until it is created again", err, s.src.Pos.File, s.src.Pos.Offset)
 		}
 	}
+}
+
+// targetHistory, with --to mysql://, replaces *h by the history saved
+// in the target's binlogcdc.schema_history (none: *h stays), and returns
+// the pipeline's BeforeCommit that hands the target the history when it
+// changed, saved in the transaction of the checkpoint; nil without a
+// target.
+func targetHistory(h **schemahist.History, target *mysqlsink.Sink, mariadb bool) (func(), error) {
+	if target == nil {
+		return nil, nil
+	}
+	data, err := target.SchemaHistory()
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		hh, err := schemahist.Decode(data, "the target's binlogcdc.schema_history")
+		if err != nil {
+			return nil, err
+		}
+		**h = *hh
+	}
+	cur := *h
+	saved := cur.Gen()
+	if data == nil {
+		saved = ^saved // save it with the first commit
+	}
+	return func() {
+		if cur.Gen() == saved {
+			return
+		}
+		if data, err := json.Marshal(cur); err == nil {
+			target.SetSchemaHistory(data)
+			saved = cur.Gen()
+		}
+	}, nil
 }

@@ -279,6 +279,10 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	histToTarget, err := targetHistory(&schema, rp.targetSink(), cfg.Flavor == mysql.MariaDBFlavor) // schemahistory.go
+	if err != nil {
+		return err
+	}
 	snap.seedHistory(schema, logf) // schemahistory.go
 
 	var out io.Writer = stdout
@@ -399,7 +403,8 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
-			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA, Schema: schema},
+			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA, Schema: schema,
+			BeforeCommit: histToTarget},
 		Retryable: retryable,
 		Logf:      logf,
 	}

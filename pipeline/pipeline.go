@@ -82,6 +82,10 @@ type Options struct {
 	// (tablemap.Column.Generated). It is used from Run's goroutine only:
 	// OnCommit may save it.
 	Schema *schemahist.History
+	// BeforeCommit, if set, runs before the sink commits a transaction:
+	// the place to hand the sink what it saves with that transaction
+	// (the schema history on a target).
+	BeforeCommit func()
 
 	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
 	Metrics *metrics.Stream
@@ -457,6 +461,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	p.tx = txState{}
 	p.setInTx(false)
 	if !skip && !collect {
+		if p.opts.BeforeCommit != nil {
+			p.opts.BeforeCommit()
+		}
 		if err := p.sink.Commit(ctx, end); err != nil {
 			p.opts.Metrics.SinkError()
 			return err

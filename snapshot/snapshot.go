@@ -294,7 +294,7 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 			}
 			continue
 		}
-		if db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental") {
+		if db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental" || name == "schema_history") {
 			skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, Why: "binlogcdc's own bookkeeping (a --to target's checkpoint or snapshot progress), never copied"})
 			continue
 		}
