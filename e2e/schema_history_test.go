@@ -230,3 +230,31 @@ func TestStreamSchemaHistoryTarget(t *testing.T) {
 		t.Errorf("verify: exit %d: %s", code, errs)
 	}
 }
+
+// TestStreamSchemaHistoryDebeziumDefault: --format debezium --with-schema
+// gives a column's DEFAULT, which the history knows (a TABLE_MAP does not).
+func TestStreamSchemaHistoryDebeziumDefault(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--from", "now", "--format", "debezium", "--with-schema", "--output", out)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t, "CREATE DATABASE dd",
+		"CREATE TABLE dd.t (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 5, s VARCHAR(9) DEFAULT 'it''s', ts TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+		"INSERT INTO dd.t (id) VALUES (1)")
+	stPoll(t, time.Minute, r, "the insert", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), `"op":"c"`)
+	})
+	shStop(t, r)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"type":"int32","optional":false,"default":5,"field":"n"}`, `{"type":"string","optional":true,"default":"it's","field":"s"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("no %s in:\n%s", want, b)
+		}
+	}
+}

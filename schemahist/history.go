@@ -57,6 +57,16 @@ func (t *Table) GeneratedCount() int {
 	return n
 }
 
+// adds reports whether the table says more than a TABLE_MAP (Annotate).
+func (t *Table) adds() bool {
+	for i := range t.Columns {
+		if t.Columns[i].Generated != "" || t.Columns[i].HasDefault {
+			return true
+		}
+	}
+	return false
+}
+
 // Statement is one QUERY event's statement.
 type Statement struct {
 	SQL string
@@ -316,11 +326,12 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 		clear(h.checked)
 	}
 	ann := t
-	if res != nil && res.GeneratedCount() > 0 {
+	if res != nil && res.adds() {
 		c := *t
 		c.Columns = slices.Clone(t.Columns)
 		for i := range c.Columns {
 			c.Columns[i].Generated = res.Columns[i].Generated != ""
+			c.Columns[i].Default = res.Columns[i].Default
 		}
 		ann = &c
 	}
