@@ -20,7 +20,7 @@ import (
 // A clause it does not understand makes the derivation fail, with the
 // reason: then the schema after that ALTER is unknown.
 
-// shape is a derived table: the columns and primary key, the table's
+// Shape is a derived table: the columns and primary key, the table's
 // default collation (0: unknown), and the type names a TABLE_MAP cannot
 // give (lower-cased column name → UUID, INET4, INET6).
 type Shape struct {
@@ -28,11 +28,11 @@ type Shape struct {
 	DefColl   uint32
 	TypeNames map[string]string
 	Attrs     map[string]colAttrs // lower-cased column name → its clauses
-	// guessed says defColl is a guess (the server's default), and notes
+	// Guessed says DefColl is a guess (the server's default), and Notes
 	// list the columns that took it.
 	Guessed bool
 	Notes   []string
-	// rooted: derived from the CREATE TABLE statement (so the type names
+	// Rooted: derived from the CREATE TABLE statement (so the type names
 	// and visibility of every column are known), not from a TABLE_MAP.
 	Rooted bool
 	// Generated accepts generated columns (their Attrs say which); else
@@ -40,6 +40,7 @@ type Shape struct {
 	Generated bool
 }
 
+// Clone returns a copy that changes independently.
 func (s *Shape) Clone() *Shape {
 	t := *s.T
 	t.Columns = slices.Clone(s.T.Columns)
@@ -53,7 +54,7 @@ func (s *Shape) Clone() *Shape {
 	return n
 }
 
-// fromTableMap starts a shape from a TABLE_MAP. Its default collation is
+// FromTableMap starts a shape from a TABLE_MAP. Its default collation is
 // guessed from its text columns when they all share one.
 func FromTableMap(t *tablemap.Table) *Shape {
 	s := &Shape{T: t, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}}
@@ -109,7 +110,7 @@ func (s *Shape) setPK(names []string, prefix []int) {
 	}
 }
 
-// applyAlter returns the shape after the ALTER TABLE statement sql.
+// ApplyAlter returns the shape after the ALTER TABLE statement sql.
 func (s *Shape) ApplyAlter(sql string, mariadb bool) (*Shape, error) {
 	p := &parser{sqllex.Parser{Toks: lex(sql)}}
 	if p.Peek(0).Is("CREATE") || p.Peek(0).Is("DROP") {

@@ -13,7 +13,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
-// defaultCollation returns the collation the text columns that name no
+// DefaultCollation returns the collation the text columns that name no
 // character set had (0: there are none, or the table names its own).
 func DefaultCollation(create string, final *tablemap.Table) (uint32, error) {
 	toks := lex(create)
@@ -101,7 +101,7 @@ func splitTop(toks []token) [][]token {
 	return append(out, toks[start:])
 }
 
-// shapeFromCreate reads the columns and primary key of a CREATE TABLE
+// ShapeFromCreate reads the columns and primary key of a CREATE TABLE
 // statement. Text columns that name no character set take the table's
 // DEFAULT CHARSET, or else the one the TABLE_MAPs show for them.
 //
@@ -185,7 +185,7 @@ func shapeFromCreate(sql string, first *tablemap.Table, guess uint32, mariadb, g
 	return sh, nil
 }
 
-// withVisibility returns the TABLE_MAP m with the columns' visibility of
+// WithVisibility returns the TABLE_MAP m with the columns' visibility of
 // the derived table d (MariaDB does not log it), m itself when they agree.
 func WithVisibility(m, d *tablemap.Table) *tablemap.Table {
 	same := true
@@ -205,7 +205,7 @@ func WithVisibility(m, d *tablemap.Table) *tablemap.Table {
 	return &t
 }
 
-// encodeText returns UTF-8 text in the collation's character set (the
+// EncodeText returns UTF-8 text in the collation's character set (the
 // bytes a binary column gets from a text column); false when binlogcdc
 // cannot encode that character set.
 func EncodeText(s string, coll uint32) ([]byte, bool) {
