@@ -103,10 +103,11 @@ func (o *StreamOptions) checkSnapshotArgs() error {
 
 // streamSnapshot is a snapshot that stream takes before following.
 type streamSnapshot struct {
-	src    *snapshot.Source
-	tables []snapshot.TableInfo
-	redo   bool   // a target's earlier snapshot did not finish: empty its tables
-	mark   string // CHECKPOINT.snapshot, an older version's mark on -o
+	src     *snapshot.Source
+	tables  []snapshot.TableInfo
+	creates []string // SHOW CREATE TABLE of each table, for the schema history
+	redo    bool     // a target's earlier snapshot did not finish: empty its tables
+	mark    string   // CHECKPOINT.snapshot, an older version's mark on -o
 	// state is the snapshot's progress, kept with the checkpoint (nil
 	// when there is none to keep it with); resumed: it continues an
 	// interrupted one, whose checkpoint the stream resumed from.
@@ -160,13 +161,22 @@ func (o *StreamOptions) openSnapshot(ctx context.Context, cfg binlog.LiveConfig,
 		src.Close()
 		return nil, err
 	}
+	// The schema history's seed (schemahistory.go), read first thing in
+	// the snapshot's session.
+	creates := make([]string, len(tables))
+	for i, t := range tables {
+		if creates[i], err = src.ShowCreateTable(t.DB, t.Name); err != nil {
+			src.Close()
+			return nil, err
+		}
+	}
 	p := src.Pos
 	gt := ""
 	if p.GTID != "" {
 		gt = " (GTID position " + p.GTID + ")"
 	}
 	logf("snapshot of %d tables consistent with %s:%d%s", len(tables), p.File, p.Offset, gt)
-	return &streamSnapshot{src: src, tables: tables, cutTo: -1}, nil
+	return &streamSnapshot{src: src, tables: tables, creates: creates, cutTo: -1}, nil
 }
 
 // keepsState reports whether the snapshot's progress has somewhere to be

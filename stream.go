@@ -271,6 +271,19 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	}
 	start, applyFrom, gtid, unknownXA := sp.start, sp.applyFrom, sp.gtid, sp.unknownXA
 	snap, resumed, cov := sp.snap, sp.resumed, sp.cov
+	var histCP *checkpoint.Checkpoint
+	if o.Checkpoint != "" {
+		histCP = resumed
+	}
+	schema, err := streamHistory(o.Checkpoint, histCP, cfg.Flavor == mysql.MariaDBFlavor, saver, logf) // schemahistory.go
+	if err != nil {
+		return err
+	}
+	histToTarget, err := targetHistory(&schema, rp.targetSink(), cfg.Flavor == mysql.MariaDBFlavor) // schemahistory.go
+	if err != nil {
+		return err
+	}
+	snap.seedHistory(schema, logf) // schemahistory.go
 
 	var out io.Writer = stdout
 	if o.Output != "" {
@@ -396,7 +409,8 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		},
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
-			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA},
+			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA, Schema: schema,
+			BeforeCommit: histToTarget},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -53,7 +53,12 @@ type Checkpoint struct {
 	// is not finished, or finished with parts read at positions the
 	// stream has not passed yet.
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
-	Saved    time.Time       `json:"saved"`
+	// SchemaHistory identifies the schema history saved beside the
+	// checkpoint (FILE.schema-history) as of File:Offset: the SHA-256 of
+	// its content, in hex. A history file that does not match it is not
+	// used (see Saver.SchemaHistory).
+	SchemaHistory string    `json:"schema_history,omitempty"`
+	Saved         time.Time `json:"saved"`
 }
 
 // Position returns the resume position.
@@ -87,26 +92,36 @@ func Save(path string, c *Checkpoint) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	data = append(data, '\n')
+	if err := WriteFile(path, data); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes data to path atomically: a temporary file beside it,
+// fsync, rename over path, fsync the directory. A crash leaves the old
+// content or the new, never a mix.
+func WriteFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // a no-op after the rename
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("checkpoint: fsync: %w", err)
+		return fmt.Errorf("fsync: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()

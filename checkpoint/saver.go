@@ -1,7 +1,11 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -28,8 +32,16 @@ type Saver struct {
 	// State, if set, is saved with each checkpoint (Checkpoint.Incremental):
 	// called when a transaction commits, so it is what the sink holds then.
 	State func() ([]byte, error)
+	// SchemaHistory, if set, returns the schema history as of the
+	// transaction that commits, and whether it changed since the last
+	// call (nil data when not). It is saved in Path+".schema-history"
+	// (HistorySuffix) before the checkpoint that names it (by its hash,
+	// Checkpoint.SchemaHistory).
+	SchemaHistory func() (data []byte, changed bool)
 
 	mu       sync.Mutex
+	hist     []byte // the schema history to save with the next checkpoint (nil: saved)
+	histHash string // of the last schema history
 	snapshot []byte // saved with each checkpoint (SetSnapshot)
 	pending  *Checkpoint
 	saved    time.Time
@@ -77,7 +89,42 @@ func (s *Saver) checkpoint(tx change.TxEnd) *Checkpoint {
 		c.Incremental = st
 	}
 	c.Snapshot = s.snapshot
+	if s.SchemaHistory != nil {
+		if data, changed := s.SchemaHistory(); changed {
+			s.hist, s.histHash = data, HistoryHash(data)
+		}
+		c.SchemaHistory = s.histHash
+	}
 	return c
+}
+
+// HistorySuffix names the schema history file beside a checkpoint.
+const HistorySuffix = ".schema-history"
+
+// HistoryHash identifies a schema history's content (Checkpoint.SchemaHistory).
+func HistoryHash(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// LoadHistory reads the schema history saved beside the checkpoint cp
+// at path: nil when there is none, or when it is not the one cp names
+// (a crash between the two writes), which warn then says.
+func LoadHistory(path string, cp *Checkpoint) (data []byte, warn string, err error) {
+	if cp == nil || cp.SchemaHistory == "" {
+		return nil, "", nil
+	}
+	data, err = os.ReadFile(path + HistorySuffix)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Sprintf("the schema history %s%s named by the checkpoint is missing: the history starts over (tables follow their TABLE_MAPs until created again)", path, HistorySuffix), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint: %w", err)
+	}
+	if HistoryHash(data) != cp.SchemaHistory {
+		return nil, fmt.Sprintf("the schema history %s%s is not the one the checkpoint names: the history starts over (tables follow their TABLE_MAPs until created again)", path, HistorySuffix), nil
+	}
+	return data, "", nil
 }
 
 // SetSnapshot sets the snapshot progress (snapshot.ResumeState as JSON) that
@@ -146,6 +193,16 @@ func (s *Saver) Flush() error {
 			s.err = err
 			return err
 		}
+	}
+	if s.hist != nil {
+		// Before the checkpoint that names it: a crash between the two
+		// leaves the old checkpoint, which names the old history, and
+		// LoadHistory tells.
+		if err := WriteFile(s.Path+HistorySuffix, s.hist); err != nil {
+			s.err = &WriteError{What: "the schema history " + s.Path + HistorySuffix, Err: err}
+			return s.err
+		}
+		s.hist = nil
 	}
 	s.pending.Saved = time.Now().UTC()
 	if err := Save(s.Path, s.pending); err != nil {

@@ -31,11 +31,14 @@ type query struct {
 	// event does not carry them (binlog.Query.StartMicros).
 	micros int32
 	tz     string // the session's time_zone when the statement used it
+	// collServer, collDB: the session's collation_server and
+	// collation_database (0: not logged), for the schema history.
+	collServer, collDB uint32
 }
 
 // classify sorts a statement by what it does to the transaction.
 func classify(bq binlog.Query) query {
-	q := query{db: bq.DB, sql: bq.SQL, micros: -1, tz: bq.TimeZone}
+	q := query{db: bq.DB, sql: bq.SQL, micros: -1, tz: bq.TimeZone, collServer: bq.CollationServer, collDB: bq.CollationDatabase}
 	if bq.HasStartMicros {
 		q.micros = int32(bq.StartMicros)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/metrics"
 	"github.com/binlogcdc/binlogcdc/rowevent"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -75,6 +76,18 @@ type Options struct {
 
 	// Logf, if set, receives warnings (for stderr).
 	Logf func(format string, args ...any)
+
+	// Schema, if set, is the schema history: it follows the DDL
+	// statements read, each TABLE_MAP is checked against it (a
+	// disagreement is a warning, and the table then follows its
+	// TABLE_MAPs), and the tables of row changes carry what it adds
+	// (tablemap.Column.Generated). It is used from Run's goroutine only:
+	// OnCommit may save it.
+	Schema *schemahist.History
+	// BeforeCommit, if set, runs before the sink commits a transaction:
+	// the place to hand the sink what it saves with that transaction
+	// (the schema history on a target).
+	BeforeCommit func()
 
 	// Metrics, if set, counts events, transactions and rows (--metrics-addr).
 	Metrics *metrics.Stream
@@ -445,6 +458,9 @@ func (p *Pipeline) commit(ctx context.Context, ev *binlog.Event) error {
 	p.tx = txState{}
 	p.setInTx(false)
 	if !skip && !collect {
+		if p.opts.BeforeCommit != nil {
+			p.opts.BeforeCommit()
+		}
 		if err := p.sink.Commit(ctx, end); err != nil {
 			p.opts.Metrics.SinkError()
 			return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 )
 
 func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) error {
@@ -53,6 +54,12 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 	if !p.tx.open {
 		if err := p.begin(ctx, ev); err != nil {
 			return err
+		}
+	}
+	if p.opts.Schema != nil && !p.tx.skip {
+		for _, w := range p.opts.Schema.Apply(schemahist.Statement{SQL: q.sql, DB: q.db, Pos: ev.Pos,
+			CollationServer: q.collServer, CollationDatabase: q.collDB}) {
+			p.logf("%s", w)
 		}
 	}
 	if !p.tx.skip && !p.tx.collect && p.opts.DDL {

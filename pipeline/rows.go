@@ -30,7 +30,7 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 	// tables that pass the filter are cached, and the body holds the
 	// names, so a body seen before needs neither the names nor the filter.
 	if t := p.schemas.Lookup(ev.Body, p.ev.TableIDSize(ev.Type())); t != nil {
-		p.tables[t.ID] = t
+		p.tables[t.ID] = p.annotate(t, ev)
 		return nil
 	}
 	id, db, table, err := tablemap.PeekName(ev.Body, p.ev.TableIDSize(ev.Type()))
@@ -46,8 +46,21 @@ func (p *Pipeline) tableMap(ev *binlog.Event) error {
 	if err != nil {
 		return p.fail(ev, err, hintCorrupt)
 	}
-	p.tables[id] = t
+	p.tables[id] = p.annotate(t, ev)
 	return nil
+}
+
+// annotate checks t against the schema history (Options.Schema), and
+// returns it with what the history adds.
+func (p *Pipeline) annotate(t *tablemap.Table, ev *binlog.Event) *tablemap.Table {
+	if p.opts.Schema == nil {
+		return t
+	}
+	a, warn := p.opts.Schema.Annotate(t, ev.Pos)
+	if warn != "" {
+		p.logf("%s", warn)
+	}
+	return a
 }
 
 func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {

@@ -243,30 +243,30 @@ func (c *catalog) ddl(ev *Event) {
 	for _, a := range parseDDL(ev.SQL, ev.DB) {
 		switch a.Kind {
 		case actCreate:
-			if cur := c.holder(a.t.DB, a.t.Name, ev.Pos, false); cur != nil {
-				if a.ifNotExists && !a.orReplace {
+			if cur := c.holder(a.T.DB, a.T.Name, ev.Pos, false); cur != nil {
+				if a.IfNotExists && !a.OrReplace {
 					continue // a no-op: the table exists
 				}
 				c.end(cur, ev, Replaced)
 			}
 			by := "CREATE TABLE"
 			switch {
-			case a.like != "":
-				by = "CREATE TABLE … LIKE " + a.like
-			case !a.usable:
+			case a.Like != "":
+				by = "CREATE TABLE … LIKE " + a.Like
+			case !a.Usable:
 				by = "CREATE TABLE … SELECT"
 			}
-			o := c.newObject(ev, by, a.t.DB, a.t.Name, ev.Pos)
-			if a.usable {
-				o.createSQL, o.createName, o.createDB = ev.SQL, a.t, ev.DB
+			o := c.newObject(ev, by, a.T.DB, a.T.Name, ev.Pos)
+			if a.Usable {
+				o.createSQL, o.createName, o.createDB = ev.SQL, a.T, ev.DB
 			}
 		case actDrop:
-			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
 				c.end(cur, ev, Dropped)
 			}
 		case actTruncate:
-			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, true)
+			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, true)
 			s := cur.current()
 			c.end(cur, ev, Truncated)
 			o := c.newObject(ev, "TRUNCATE", s.DB, s.Name, ev.Pos)
@@ -274,18 +274,18 @@ func (c *catalog) ddl(ev *Event) {
 			o.createSQL, o.createName, o.createDB = cur.createSQL, cur.createName, cur.createDB
 			o.alteredBefore = cur.alteredBefore || len(cur.alters) > 0
 		case actRename:
-			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
 				c.closeSpan(cur, ev)
-				c.open(cur, a.to.DB, a.to.Name, ev.Pos, ev)
+				c.open(cur, a.To.DB, a.To.Name, ev.Pos, ev)
 			}
 		case actAlter:
-			cur := c.holder(a.t.DB, a.t.Name, ev.Pos, !a.ifExists)
+			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
-				cur.alters = append(cur.alters, alterEvent{ev: ev, info: a.alter})
+				cur.alters = append(cur.alters, alterEvent{ev: ev, info: a.Alter})
 			}
 		case actDropDB:
-			db := strings.ToLower(a.t.DB)
+			db := strings.ToLower(a.T.DB)
 			var victims []*Incarnation
 			for _, o := range c.current {
 				if strings.ToLower(o.current().DB) == db {

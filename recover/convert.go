@@ -317,14 +317,14 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 		}
 		sess = session{mode: a.ev.SQLMode, tz: zoneOf(a.ev.TimeZone)}
 		where = fmt.Sprintf("the ALTER TABLE at %s:%d", a.ev.Pos.File, a.ev.Pos.Offset)
-		for k := range a.info.ops {
-			op := &a.info.ops[k]
+		for k := range a.info.Ops {
+			op := &a.info.Ops[k]
 			name := strings.ToLower(op.Name)
 			switch op.Kind {
 			case opRename:
 				if o, ok := cur[name]; ok {
 					delete(cur, name)
-					cur[strings.ToLower(op.to)] = o
+					cur[strings.ToLower(op.To)] = o
 				}
 			case opDrop:
 				delete(cur, name)
@@ -400,19 +400,19 @@ func typeText(c *tablemap.Column) string {
 // has in the rows that existed before it, and a note when it is a guess.
 func fillValue(c *tablemap.Column, op *colOp, at change.Position, sess session) (change.Value, string) {
 	where := fmt.Sprintf("the ALTER TABLE at %s:%d", at.File, at.Offset)
-	if op != nil && op.autoInc {
+	if op != nil && op.AutoInc {
 		return implicitDefault(c), fmt.Sprintf("column %s was added by %s with AUTO_INCREMENT: the numbers the server gave the rows written before it are not in the binlog (they get %s)",
 			tablemap.QuoteIdent(c.Name), where, describeFill(implicitDefault(c)))
 	}
-	if op != nil && op.def != nil {
-		l := op.def
+	if op != nil && op.Def != nil {
+		l := op.Def
 		var v change.Value
 		var from *tablemap.Column
 		switch {
-		case l.null:
+		case l.Null:
 			v, from = change.NullValue(), c
-		case l.number != "":
-			v, from = change.TextValue(change.Decimal, []byte(strings.TrimPrefix(l.number, "+"))), &literalNumber
+		case l.Number != "":
+			v, from = change.TextValue(change.Decimal, []byte(strings.TrimPrefix(l.Number, "+"))), &literalNumber
 		default:
 			v, from = change.TextValue(change.String, []byte(l.Text)), &literalText
 		}
@@ -424,7 +424,7 @@ func fillValue(c *tablemap.Column, op *colOp, at change.Position, sess session) 
 		return out, ""
 	}
 	v := implicitDefault(c)
-	if op != nil && !op.defExpr {
+	if op != nil && !op.DefExpr {
 		// No DEFAULT clause: the server uses exactly this.
 		return v, ""
 	}

@@ -139,7 +139,7 @@ func TestConverter(t *testing.T) {
 	}, PrimaryKey: []int{0}}
 	alter := func(off uint64, sql string) alterEvent {
 		as := parseDDL(sql, "d")
-		return alterEvent{ev: &Event{Pos: pos(off), SQL: sql}, info: as[0].alter}
+		return alterEvent{ev: &Event{Pos: pos(off), SQL: sql}, info: as[0].Alter}
 	}
 	a1 := alter(200, "ALTER TABLE t CHANGE b b2 INT, DROP COLUMN gone, ADD s VARCHAR(10) NOT NULL DEFAULT 'x', ADD n INT NOT NULL")
 	a2 := alter(300, "ALTER TABLE t ADD e DATETIME DEFAULT NOW(), MODIFY a INT")

@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
-	"github.com/binlogcdc/binlogcdc/internal/sqllex"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -107,7 +105,7 @@ func (h *History) Schema(inc *Incarnation, db, name string, mariadb bool) (*Sche
 	s.From = fmt.Sprintf("the TABLE_MAP of its last row change, at %s:%d", lastPos.File, lastPos.Offset)
 	fin := stages[len(stages)-1]
 	switch {
-	case fin.shape != nil && fin.shape.rooted && fin.t != nil:
+	case fin.shape != nil && fin.shape.Rooted && fin.t != nil:
 		s.CreateSQL = fromDDL(sql, s.Final, fin.shape, mariadb)
 		s.From = fmt.Sprintf("the binlog's CREATE TABLE statement at %s:%d and the ALTER TABLE after it", inc.Created.Pos.File, inc.Created.Pos.Offset)
 		if len(inc.alters) > 1 {
@@ -143,10 +141,10 @@ func fromDDL(sql string, final *tablemap.Table, sh *shape, mariadb bool) string 
 		key := strings.ToLower(c.Name)
 		line := "\n  " + tablemap.QuoteIdent(c.Name) + " " + def
 		repl := line
-		if tn := sh.typeNames[key]; tn != "" {
+		if tn := sh.TypeNames[key]; tn != "" {
 			repl = strings.Replace(repl, fmt.Sprintf(" BINARY(%d)", c.Length), " "+tn, 1)
 		}
-		if a := sh.attrs[key].String(); a != "" {
+		if a := sh.Attrs[key].String(); a != "" {
 			repl += " " + a
 		}
 		for _, end := range []string{",\n", "\n)"} {
@@ -169,7 +167,7 @@ func lostByTableMap(final *tablemap.Table, sh *shape, mariadb bool) []string {
 	var bin []string
 	for i := range final.Columns {
 		c := &final.Columns[i]
-		if sh != nil && sh.typeNames[strings.ToLower(c.Name)] != "" {
+		if sh != nil && sh.TypeNames[strings.ToLower(c.Name)] != "" {
 			continue
 		}
 		if c.Type == mysql.MYSQL_TYPE_STRING && c.IsBinary() && (c.Length == 16 || c.Length == 4) {
@@ -216,92 +214,4 @@ func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Tab
 		return out, ""
 	}
 	return out + " DEFAULT CHARSET=" + c.Charset + " COLLATE=" + c.Name, ""
-}
-
-// defaultCollation returns the collation the text columns that name no
-// character set had (0: there are none, or the table names its own).
-func defaultCollation(create string, final *tablemap.Table) (uint32, error) {
-	toks := lex(create)
-	p := &parser{sqllex.Parser{Toks: toks}}
-	p.Accept("CREATE", "TABLE")
-	if _, ok := p.Name(); !ok || !p.Peek(0).IsPunct('(') {
-		return 0, nil
-	}
-	open := p.I
-	p.SkipGroup()
-	body := toks[open+1 : max(open+1, p.I-1)]
-	for _, t := range toks[p.I:] {
-		if t.Is("CHARSET") || t.Is("CHARACTER") || t.Is("COLLATE") {
-			return 0, nil // the table names its default
-		}
-	}
-	byName := map[string]*tablemap.Column{}
-	for i := range final.Columns {
-		byName[strings.ToLower(final.Columns[i].Name)] = &final.Columns[i]
-	}
-	var coll uint32
-	for _, def := range splitTop(body) {
-		if len(def) < 2 || !def[0].Ident() || (def[0].Kind == tWord && isConstraintWord(def[0].Text)) {
-			continue
-		}
-		if !isTextType(def[1]) {
-			continue
-		}
-		explicit := false
-		for _, t := range def[2:] {
-			if t.Is("CHARSET") || t.Is("CHARACTER") || t.Is("COLLATE") || t.Is("BINARY") || t.Is("ASCII") || t.Is("UNICODE") || t.Is("BYTE") {
-				explicit = true
-				break
-			}
-		}
-		if explicit {
-			continue
-		}
-		c := byName[strings.ToLower(def[0].Text)]
-		if c == nil || c.Collation == 0 || c.Collation == 63 {
-			continue
-		}
-		if coll != 0 && coll != c.Collation {
-			return 0, errors.New("the binlog's CREATE TABLE statement leaves the character set of its text columns to the database default, and they differ in the binlog: the target database's default applies")
-		}
-		coll = c.Collation
-	}
-	return coll, nil
-}
-
-func isConstraintWord(w string) bool {
-	switch strings.ToUpper(w) {
-	case "PRIMARY", "KEY", "INDEX", "UNIQUE", "FULLTEXT", "SPATIAL", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "SYSTEM":
-		return true
-	}
-	return false
-}
-
-func isTextType(t token) bool {
-	if t.Kind != tWord {
-		return false
-	}
-	switch strings.ToUpper(t.Text) {
-	case "CHAR", "VARCHAR", "CHARACTER", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "LONG", "ENUM", "SET":
-		return true
-	}
-	return false
-}
-
-// splitTop splits tokens at top-level commas.
-func splitTop(toks []token) [][]token {
-	var out [][]token
-	depth, start := 0, 0
-	for i, t := range toks {
-		switch {
-		case t.IsPunct('('):
-			depth++
-		case t.IsPunct(')'):
-			depth--
-		case t.IsPunct(',') && depth == 0:
-			out = append(out, toks[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, toks[start:])
 }

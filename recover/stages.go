@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
-	"github.com/binlogcdc/binlogcdc/internal/sqllex"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -72,13 +71,17 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 				guess = ev.CollDatabase
 			}
 		}
-		sh, err := shapeFromCreate(inc.createSQL, maps, guess, h.MariaDB)
+		var first *tablemap.Table
+		if len(maps) > 0 {
+			first = maps[0].t
+		}
+		sh, err := shapeFromCreate(inc.createSQL, first, guess, h.MariaDB)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("binlogcdc did not read the CREATE TABLE statement: %v", err))
 		} else {
 			s0.shape = sh
-			notes = append(notes, sh.notes...)
-			sh.notes = nil
+			notes = append(notes, sh.Notes...)
+			sh.Notes = nil
 		}
 	}
 	if note := s0.settle(mapIn(change.Position{}, firstAlter), "the CREATE TABLE statement"); note != "" {
@@ -95,22 +98,22 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 		prev := &out[k]
 		if prev.shape != nil {
 			base := prev.shape
-			if base.defColl == 0 {
-				base = base.clone()
+			if base.DefColl == 0 {
+				base = base.Clone()
 				// The default of the ALTER session's database when that is
 				// the table's, else the server's.
-				base.defColl, base.guessed = a.ev.CollServer, true
+				base.DefColl, base.Guessed = a.ev.CollServer, true
 				if a.ev.CollDatabase != 0 && inc.hadDB(a.ev.DB) {
-					base.defColl = a.ev.CollDatabase
+					base.DefColl = a.ev.CollDatabase
 				}
 			}
-			sh, err := base.applyAlter(a.ev.SQL, h.MariaDB)
+			sh, err := base.ApplyAlter(a.ev.SQL, h.MariaDB)
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("the schema after the ALTER TABLE at %s:%d was not derived from its text: %v", a.ev.Pos.File, a.ev.Pos.Offset, err))
 			} else {
 				st.shape = sh
-				notes = append(notes, sh.notes...)
-				sh.notes = nil
+				notes = append(notes, sh.Notes...)
+				sh.Notes = nil
 			}
 		}
 		what := fmt.Sprintf("the ALTER TABLE at %s:%d", a.ev.Pos.File, a.ev.Pos.Offset)
@@ -128,14 +131,14 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 func (st *stage) settle(m *tablemap.Table, what string) string {
 	if m == nil {
 		if st.shape != nil {
-			st.t = st.shape.t
+			st.t = st.shape.T
 		}
 		return ""
 	}
 	st.t, st.fromMap = m, true
 	note := ""
 	if st.shape != nil {
-		if why, ok := agrees(st.shape.t, m); !ok {
+		if why, ok := agrees(st.shape.T, m); !ok {
 			note = "binlogcdc's reading of " + what + " differs from the TABLE_MAP after it (" + why + "): the TABLE_MAP is used"
 			st.shape = nil
 		}
@@ -144,8 +147,8 @@ func (st *stage) settle(m *tablemap.Table, what string) string {
 		st.shape = fromTableMap(m)
 		return note
 	}
-	st.t = withVisibility(m, st.shape.t)
-	st.shape.t = st.t
+	st.t = withVisibility(m, st.shape.T)
+	st.shape.T = st.t
 	return note
 }
 
@@ -175,104 +178,6 @@ func describeCol(c *tablemap.Column) string {
 		s += " NOT NULL"
 	}
 	return s
-}
-
-// shapeFromCreate reads the columns and primary key of a CREATE TABLE
-// statement. Text columns that name no character set take the table's
-// DEFAULT CHARSET, or else the one the TABLE_MAPs show for them.
-//
-// guess is the collation to take for the table's default when neither
-// says it (the server's or database's default, with a note; 0: none).
-func shapeFromCreate(sql string, maps []seenMap, guess uint32, mariadb bool) (*shape, error) {
-	toks := lex(sql)
-	p := &parser{sqllex.Parser{Toks: toks}}
-	p.Accept("CREATE")
-	p.Accept("OR", "REPLACE")
-	if !p.Accept("TABLE") {
-		return nil, fmt.Errorf("not CREATE TABLE")
-	}
-	p.Accept("IF", "NOT", "EXISTS")
-	if _, ok := p.Name(); !ok || !p.Peek(0).IsPunct('(') {
-		return nil, fmt.Errorf("no column list")
-	}
-	open := p.I
-	p.SkipGroup()
-	body := toks[open+1 : max(open+1, p.I-1)]
-	sh := &shape{t: &tablemap.Table{}, typeNames: map[string]string{}, attrs: map[string]colAttrs{}, rooted: true}
-	cs, coll := "", ""
-	for k := p.I; k+1 < len(toks); k++ {
-		t := toks[k]
-		v := toks[k+1]
-		if v.IsPunct('=') && k+2 < len(toks) {
-			v = toks[k+2]
-		}
-		switch {
-		case t.Is("CHARSET") || t.Is("SET") && k > 0 && toks[k-1].Is("CHARACTER"):
-			cs = v.Text
-		case t.Is("COLLATE"):
-			coll = v.Text
-		}
-	}
-	if cs != "" || coll != "" {
-		sh.defColl = collationOf(cs, coll, mariadb)
-	}
-	if sh.defColl == 0 && len(maps) > 0 {
-		if c, err := defaultCollation(sql, maps[0].t); err == nil {
-			sh.defColl = c
-		}
-	}
-	if sh.defColl == 0 && guess != 0 {
-		sh.defColl, sh.guessed = guess, true
-	}
-	var pk []string
-	var prefix []int
-	for _, def := range splitTop(body) {
-		if len(def) == 0 {
-			continue
-		}
-		dp := &parser{sqllex.Parser{Toks: def}}
-		if def[0].Kind == tWord && isConstraintWord(def[0].Text) {
-			if dp.Accept("CONSTRAINT") && dp.Peek(0).Ident() && !dp.Peek(0).Is("PRIMARY") {
-				dp.I++
-			}
-			if dp.Accept("PRIMARY", "KEY") {
-				var err error
-				if pk, prefix, err = keyParts(dp); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		d, err := sh.parseColDef(sql, def, mariadb)
-		if err != nil {
-			return nil, err
-		}
-		if pk, prefix, err = sh.insert(d, len(sh.t.Columns), pk, prefix); err != nil {
-			return nil, err
-		}
-	}
-	sh.setPK(pk, prefix)
-	return sh, nil
-}
-
-// withVisibility returns the TABLE_MAP m with the columns' visibility of
-// the derived table d (MariaDB does not log it), m itself when they agree.
-func withVisibility(m, d *tablemap.Table) *tablemap.Table {
-	same := true
-	for i := range m.Columns {
-		if m.Columns[i].Visible != d.Columns[i].Visible {
-			same = false
-		}
-	}
-	if same {
-		return m
-	}
-	t := *m
-	t.Columns = slices.Clone(m.Columns)
-	for i := range t.Columns {
-		t.Columns[i].Visible = d.Columns[i].Visible
-	}
-	return &t
 }
 
 // hadDB reports whether one of the incarnation's names was in database db.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -12,11 +13,11 @@ import (
 func col(t *testing.T, def string) *tablemap.Column {
 	t.Helper()
 	sql := "c " + def
-	d, err := parseColDef(sql, lex(sql), collationOf("utf8mb4", "", true), true)
+	c, err := schemahist.ParseColumn(sql, schemahist.Collation("utf8mb4", "", true), true)
 	if err != nil {
 		t.Fatalf("%s: %v", def, err)
 	}
-	return &d.col
+	return &c
 }
 
 func show1(v change.Value) string {

@@ -204,6 +204,16 @@ type TableInfo struct {
 	Rows     uint64 // the server's estimate
 }
 
+// ShowCreateTable returns db.name's SHOW CREATE TABLE, read in the
+// snapshot's session (right after it began, the schema its rows have).
+func (s *Source) ShowCreateTable(db, name string) (string, error) {
+	r, err := s.conn.Execute("SHOW CREATE TABLE " + tablemap.QuoteIdent(db) + "." + tablemap.QuoteIdent(name))
+	if err != nil {
+		return "", fmt.Errorf("snapshot: SHOW CREATE TABLE: %w", err)
+	}
+	return r.GetString(0, 1)
+}
+
 // ListTables lists the base tables the filter selects on the server conn
 // is connected to, as Source.Tables does, whatever their engine.
 func ListTables(conn *client.Conn, filter *pipeline.Filter) ([]TableInfo, error) {
@@ -284,7 +294,7 @@ func (s *Source) Tables(filter *pipeline.Filter, allowNonTx bool) (tables []Tabl
 			}
 			continue
 		}
-		if db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental") {
+		if db == "binlogcdc" && (name == "checkpoint" || name == "snapshot" || name == "incremental" || name == "schema_history") {
 			skipped = append(skipped, Skipped{DB: db, Name: name, Type: typ, Why: "binlogcdc's own bookkeeping (a --to target's checkpoint or snapshot progress), never copied"})
 			continue
 		}

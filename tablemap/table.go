@@ -67,6 +67,15 @@ type Column struct {
 	// metadata counts one more byte, the compression header); the binlog
 	// carries the stored bytes, which the row decoder inflates.
 	Compressed bool
+
+	// Generated marks a generated column (VIRTUAL or STORED), which no
+	// statement may write. A TABLE_MAP does not say it: it is set from
+	// the schema history (package schemahist) when that knows the table.
+	Generated bool
+	// Default is the column's DEFAULT as its DDL wrote it ("5", "'x'",
+	// "current_timestamp()"), from the schema history too; "" when it has
+	// none or the history does not know the table.
+	Default string
 }
 
 // MariaDB's binlog type codes for COMPRESSED columns (mysql_com.h).

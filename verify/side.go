@@ -201,7 +201,7 @@ func (s *side) list(sel func(db, table string) bool) (map[string]*tableInfo, err
 	out := map[string]*tableInfo{}
 	for _, r := range rows {
 		t := &tableInfo{db: str(r[0]), name: str(r[1]), versioned: str(r[2]) == "SYSTEM VERSIONED"}
-		if t.db == "binlogcdc" && (t.name == "checkpoint" || t.name == "snapshot" || t.name == "incremental") { // binlogcdc's bookkeeping
+		if t.db == "binlogcdc" && (t.name == "checkpoint" || t.name == "snapshot" || t.name == "incremental" || t.name == "schema_history") { // binlogcdc's bookkeeping
 			continue
 		}
 		if sel != nil && !sel(t.db, t.name) {

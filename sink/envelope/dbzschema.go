@@ -2,7 +2,10 @@ package envelope
 
 import (
 	"errors"
+	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -202,9 +205,54 @@ func pick(cond bool, yes, no string) string {
 func (d *debezium) rowSchema(t *tablemap.Table, suffix, field string, optional bool) fieldSchema {
 	f := fieldSchema{typ: "struct", optional: optional, name: d.opts.Name + "." + t.DB + "." + t.Name + "." + suffix, field: field}
 	for i := range t.Columns {
-		f.fields = append(f.fields, d.columnSchema(&t.Columns[i]))
+		cs := d.columnSchema(&t.Columns[i])
+		if v, ok := defaultJSON(&cs, t.Columns[i].Default); ok {
+			cs.def = v
+		}
+		f.fields = append(f.fields, cs)
 	}
 	return f
+}
+
+// defaultJSON is a column's DEFAULT (its DDL text, from the schema
+// history) as the JSON value of its schema, as Debezium gives it: only
+// for plain integer, floating point, boolean and string schemas, and
+// literals; false for anything else (an expression, NULL, a logical type).
+func defaultJSON(f *fieldSchema, sql string) (string, bool) {
+	if sql == "" || f.name != "" {
+		return "", false
+	}
+	text, quoted := sql, false
+	if len(sql) >= 2 && sql[0] == '\'' && sql[len(sql)-1] == '\'' {
+		inner := sql[1 : len(sql)-1]
+		if strings.Contains(inner, "\\") || strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			return "", false
+		}
+		text, quoted = strings.ReplaceAll(inner, "''", "'"), true
+	}
+	switch f.typ {
+	case "int8", "int16", "int32", "int64":
+		bits := map[string]int{"int8": 8, "int16": 16, "int32": 32, "int64": 64}[f.typ]
+		if n, err := strconv.ParseInt(text, 10, bits); err == nil {
+			return strconv.FormatInt(n, 10), true
+		}
+	case "float", "double":
+		if v, err := strconv.ParseFloat(text, 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return strconv.FormatFloat(v, 'g', -1, 64), true
+		}
+	case "boolean":
+		switch text {
+		case "0", "b'0'":
+			return "false", true
+		case "1", "b'1'":
+			return "true", true
+		}
+	case "string":
+		if quoted && utf8.ValidString(text) {
+			return string(appendString(nil, text)), true
+		}
+	}
+	return "", false
 }
 
 func (d *debezium) keySchema(b []byte, t *tablemap.Table) []byte {

@@ -87,7 +87,7 @@ func (s *Sink) background() {
 // applyGroup executes a group's changes (all of committed source
 // transactions) and commits it with its checkpoint.
 func (s *Sink) applyGroup(ops []op, g *group) error {
-	if len(ops) > 0 && g.end != nil && g.state == nil && g.snapshot == nil && s.canPipeline() {
+	if len(ops) > 0 && g.end != nil && g.state == nil && g.hist == nil && g.snapshot == nil && s.canPipeline() {
 		return s.applyGroupQueued(ops, g) // queued.go
 	}
 	if len(ops) > 0 {

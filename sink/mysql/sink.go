@@ -68,6 +68,7 @@ type Sink struct {
 	ddlPendingCommit bool // a DDL ran; its Commit saves the checkpoint on its own
 
 	nextState []byte // SetState's, for the next Commit (incremental.go)
+	nextHist  []byte // SetSchemaHistory's, for the next Commit (schemahistory.go)
 
 	pend      []op // changes not yet executed
 	pendBytes int  // their size
@@ -131,6 +132,7 @@ type group struct {
 	snapshot  []byte        // the last snapshot progress committed into it (TxEnd.Snapshot)
 	stats     Stats
 	state     []byte // incremental snapshot progress to save with it (nil: unchanged)
+	hist      []byte // the schema history to save with it (nil: unchanged)
 }
 
 // Open connects to the target, creates binlogcdc.checkpoint if needed,
@@ -256,7 +258,7 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		}
 		return nil
 	}
-	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental") {
+	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental" || c.Table.Name == "schema_history") {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
 	o := op{c: *c, size: rowSize(c.Before) + rowSize(c.After)}
@@ -308,6 +310,9 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 	s.group.end = &tx
 	if s.nextState != nil {
 		s.group.state, s.nextState = s.nextState, nil
+	}
+	if s.nextHist != nil {
+		s.group.hist, s.nextHist = s.nextHist, nil
 	}
 	if tx.Snapshot != nil {
 		s.group.snapshot = tx.Snapshot
@@ -366,6 +371,11 @@ func (s *Sink) finishGroup(g *group, ddl change.Position) error {
 		if g.state != nil {
 			if err := s.saveState(g.state); err != nil {
 				return fmt.Errorf("target: saving the incremental snapshot's progress: %w", err)
+			}
+		}
+		if g.hist != nil {
+			if err := s.saveSchemaHistory(g.hist); err != nil {
+				return fmt.Errorf("target: saving the schema history: %w", err)
 			}
 		}
 		if g.snapshot != nil {

@@ -240,7 +240,8 @@ func (s *Sink) shapeOf(t *tablemap.Table) *shape {
 	}
 	prefix := strings.ToLower(t.DB + "." + t.Name + ".")
 	for i := range t.Columns {
-		omit := s.opts.Omit[prefix+strings.ToLower(t.Columns[i].Name)]
+		// A generated column (the schema history knows it) cannot be written.
+		omit := t.Columns[i].Generated || s.opts.Omit[prefix+strings.ToLower(t.Columns[i].Name)]
 		if omit {
 			if sh.ins == nil {
 				sh.ins = mask()

@@ -1,4 +1,4 @@
-package recovery
+package schemahist
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestShapeFromDDL(t *testing.T) {
-	sh, err := shapeFromCreate("CREATE TABLE t (id INT NOT NULL, u UUID, v VARCHAR(10), s INT INVISIBLE, "+
+	sh, err := ShapeFromCreate("CREATE TABLE t (id INT NOT NULL, u UUID, v VARCHAR(10), s INT INVISIBLE, "+
 		"e ENUM('a','b') CHARACTER SET latin1, PRIMARY KEY (id)) DEFAULT CHARSET=utf8mb4", nil, 0, true)
 	if err != nil {
 		t.Fatal(err)
@@ -20,18 +20,18 @@ func TestShapeFromDDL(t *testing.T) {
 		"ALTER TABLE t RENAME COLUMN e TO e2, ADD x TEXT INVISIBLE",
 		"ALTER TABLE t CONVERT TO CHARACTER SET latin1",
 	} {
-		if sh, err = sh.applyAlter(alter, true); err != nil {
+		if sh, err = sh.ApplyAlter(alter, true); err != nil {
 			t.Fatalf("%s: %v", alter, err)
 		}
 	}
 	var got []string
-	for i := range sh.t.Columns {
-		c := &sh.t.Columns[i]
+	for i := range sh.T.Columns {
+		c := &sh.T.Columns[i]
 		def, err := tablemap.ColumnDefinition(c, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tn := sh.typeNames[strings.ToLower(c.Name)]; tn != "" {
+		if tn := sh.TypeNames[strings.ToLower(c.Name)]; tn != "" {
 			def = tn + " (" + def + ")"
 		}
 		got = append(got, c.Name+" "+def)
@@ -47,8 +47,8 @@ func TestShapeFromDDL(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("columns:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if pk := strings.Join(sh.pkNames(), ","); pk != "uu,v" || sh.t.PrimaryKeyPrefix[1] != 2 {
-		t.Errorf("primary key %s %v", pk, sh.t.PrimaryKeyPrefix)
+	if pk := strings.Join(sh.pkNames(), ","); pk != "uu,v" || sh.T.PrimaryKeyPrefix[1] != 2 {
+		t.Errorf("primary key %s %v", pk, sh.T.PrimaryKeyPrefix)
 	}
 	// What it does not read, it refuses.
 	for _, alter := range []string{
@@ -56,7 +56,7 @@ func TestShapeFromDDL(t *testing.T) {
 		"ALTER TABLE t FROBNICATE v",
 		"ALTER TABLE t MODIFY nosuch INT",
 	} {
-		if _, err := sh.applyAlter(alter, true); err == nil {
+		if _, err := sh.ApplyAlter(alter, true); err == nil {
 			t.Errorf("%s: no error", alter)
 		}
 	}
@@ -75,16 +75,16 @@ func FuzzDeriveSchema(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
-		sh, err := shapeFromCreate(sql, nil, 45, true)
+		sh, err := ShapeFromCreate(sql, nil, 45, true)
 		if err != nil {
-			if sh, err = shapeFromCreate("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10), e ENUM('a'))", nil, 45, true); err != nil {
+			if sh, err = ShapeFromCreate("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10), e ENUM('a'))", nil, 45, true); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if n, err := sh.applyAlter(sql, true); err == nil {
-			for _, i := range n.t.PrimaryKey {
-				if i < 0 || i >= len(n.t.Columns) {
-					t.Fatalf("primary key index %d of %d columns", i, len(n.t.Columns))
+		if n, err := sh.ApplyAlter(sql, true); err == nil {
+			for _, i := range n.T.PrimaryKey {
+				if i < 0 || i >= len(n.T.Columns) {
+					t.Fatalf("primary key index %d of %d columns", i, len(n.T.Columns))
 				}
 			}
 		}

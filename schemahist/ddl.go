@@ -1,4 +1,4 @@
-package recovery
+package schemahist
 
 import (
 	"strings"
@@ -34,67 +34,71 @@ func newParser(sql, db string) *parser {
 	return &parser{sqllex.Parser{Toks: lex(sql), DB: db}}
 }
 
-type actionKind uint8
+// ActionKind is what a DDL statement does to a table.
+type ActionKind uint8
 
 const (
-	actCreate   actionKind = iota + 1 // CREATE TABLE
-	actDrop                           // DROP TABLE
-	actTruncate                       // TRUNCATE TABLE
-	actRename                         // RENAME TABLE, ALTER TABLE … RENAME
-	actAlter                          // ALTER TABLE (other than a bare rename), CREATE/DROP INDEX
-	actDropDB                         // DROP DATABASE, CREATE OR REPLACE DATABASE
+	ActCreate   ActionKind = iota + 1 // CREATE TABLE
+	ActDrop                           // DROP TABLE
+	ActTruncate                       // TRUNCATE TABLE
+	ActRename                         // RENAME TABLE, ALTER TABLE … RENAME
+	ActAlter                          // ALTER TABLE (other than a bare rename), CREATE/DROP INDEX
+	ActDropDB                         // DROP DATABASE, CREATE OR REPLACE DATABASE
 )
 
-// action is one thing a statement does to one table.
-type action struct {
-	Kind actionKind
-	t    tableName // the table (for actDropDB: t.DB)
-	to   tableName // actRename: the new name
+// Action is one thing a statement does to one table.
+type Action struct {
+	Kind ActionKind
+	T    tableName // the table (for ActDropDB: T.DB)
+	To   tableName // ActRename: the new name
 
-	ifNotExists, orReplace, ifExists bool
+	IfNotExists, OrReplace, IfExists bool
 
-	// actCreate: usable says the statement defines the columns itself
-	// (not LIKE, not … SELECT); like names the LIKE source.
-	usable bool
-	like   string
-	// actAlter: what it does to columns.
-	alter *alterInfo
+	// ActCreate: Usable says the statement defines the columns itself
+	// (not LIKE, not … SELECT); Like names the LIKE source.
+	Usable bool
+	Like   string
+	LikeT  tableName // the LIKE source as a name
+	// ActAlter: what it does to columns.
+	Alter *AlterInfo
 }
 
-// alterInfo is what an ALTER TABLE does to the columns, as far as moving
+// AlterInfo is what an ALTER TABLE does to the columns, as far as moving
 // rows written before it to the table after it needs: column renames,
 // added columns with their DEFAULT, dropped columns.
-type alterInfo struct {
-	ops []colOp
+type AlterInfo struct {
+	Ops []ColOp
 }
 
-type colOpKind uint8
+// ColOpKind is what an ALTER TABLE clause does to one column.
+type ColOpKind uint8
 
 const (
-	opRename colOpKind = iota + 1
-	opAdd
-	opDrop
+	OpRename ColOpKind = iota + 1
+	OpAdd
+	OpDrop
 )
 
-type colOp struct {
-	Kind     colOpKind
-	Name, to string   // opRename: name → to; opAdd, opDrop: name
-	def      *literal // opAdd: the DEFAULT, when it is a literal
-	defExpr  bool     // opAdd: the DEFAULT is an expression (not known)
-	autoInc  bool     // opAdd: AUTO_INCREMENT (the server numbers the rows)
+// ColOp is one column operation of an ALTER TABLE.
+type ColOp struct {
+	Kind     ColOpKind
+	Name, To string   // OpRename: Name → To; OpAdd, OpDrop: Name
+	Def      *Literal // OpAdd: the DEFAULT, when it is a literal
+	DefExpr  bool     // OpAdd: the DEFAULT is an expression (not known)
+	AutoInc  bool     // OpAdd: AUTO_INCREMENT (the server numbers the rows)
 }
 
-// literal is a constant from a DEFAULT clause.
-type literal struct {
-	null   bool
-	number string // a numeric literal
-	Text   string // a string literal (when number == "" and !null)
+// Literal is a constant from a DEFAULT clause.
+type Literal struct {
+	Null   bool
+	Number string // a numeric literal
+	Text   string // a string literal (when Number == "" and !Null)
 }
 
-// parseDDL returns what the statement does to tables; nil for a
+// ParseDDL returns what the statement does to tables; nil for a
 // statement that does not create, drop, truncate, rename or alter one.
 // db is the statement's default database.
-func parseDDL(sql, db string) []action {
+func ParseDDL(sql, db string) []Action {
 	p := newParser(sql, db)
 	switch {
 	case p.Accept("CREATE"):
@@ -107,13 +111,13 @@ func parseDDL(sql, db string) []action {
 		if !ok {
 			return nil
 		}
-		return []action{{Kind: actTruncate, t: n}}
+		return []Action{{Kind: ActTruncate, T: n}}
 	case p.Accept("RENAME"):
 		if !p.Accept("TABLE") && !p.Accept("TABLES") {
 			return nil // RENAME USER
 		}
 		ifExists := p.Accept("IF", "EXISTS")
-		var out []action
+		var out []Action
 		for {
 			from, ok := p.Name()
 			if !ok {
@@ -127,7 +131,7 @@ func parseDDL(sql, db string) []action {
 			if !ok {
 				return out
 			}
-			out = append(out, action{Kind: actRename, t: from, to: to, ifExists: ifExists})
+			out = append(out, Action{Kind: ActRename, T: from, To: to, IfExists: ifExists})
 			if !p.Peek(0).IsPunct(',') {
 				return out
 			}
@@ -139,7 +143,7 @@ func parseDDL(sql, db string) []action {
 	return nil
 }
 
-func (p *parser) create() []action {
+func (p *parser) create() []Action {
 	orReplace := p.Accept("OR", "REPLACE")
 	if p.Accept("DATABASE") || p.Accept("SCHEMA") {
 		if !orReplace {
@@ -147,7 +151,7 @@ func (p *parser) create() []action {
 		}
 		p.Accept("IF", "NOT", "EXISTS")
 		if t := p.Peek(0); t.Ident() {
-			return []action{{Kind: actDropDB, t: tableName{DB: t.Text}}}
+			return []Action{{Kind: ActDropDB, T: tableName{DB: t.Text}}}
 		}
 		return nil
 	}
@@ -163,30 +167,30 @@ func (p *parser) create() []action {
 		}
 		return nil
 	}
-	a := action{Kind: actCreate, orReplace: orReplace}
-	a.ifNotExists = p.Accept("IF", "NOT", "EXISTS")
+	a := Action{Kind: ActCreate, OrReplace: orReplace}
+	a.IfNotExists = p.Accept("IF", "NOT", "EXISTS")
 	n, ok := p.Name()
 	if !ok {
 		return nil
 	}
-	a.t = n
+	a.T = n
 	switch {
 	case p.Accept("LIKE"):
 		if src, ok := p.Name(); ok {
-			a.like = src.DB + "." + src.Name
+			a.Like, a.LikeT = src.DB+"."+src.Name, src
 		}
 	case p.Peek(0).IsPunct('(') && p.Peek(1).Is("LIKE"):
 		p.I += 2
 		if src, ok := p.Name(); ok {
-			a.like = src.DB + "." + src.Name
+			a.Like, a.LikeT = src.DB+"."+src.Name, src
 		}
 	case p.Peek(0).IsPunct('('):
 		p.SkipGroup()
-		a.usable = true
+		a.Usable = true
 		// CREATE TABLE t (…) [options] [AS] SELECT …
 		for ; !p.Done(); p.I++ {
 			if p.Peek(0).Is("SELECT") || p.Peek(0).Is("TABLE") || p.Peek(0).Is("VALUES") {
-				a.usable = false
+				a.Usable = false
 				break
 			}
 			if p.Peek(0).IsPunct('(') {
@@ -195,16 +199,16 @@ func (p *parser) create() []action {
 			}
 		}
 	}
-	return []action{a}
+	return []Action{a}
 }
 
 // indexOn reads "… ON t" of CREATE/DROP INDEX: an alteration of t.
-func (p *parser) indexOn() []action {
+func (p *parser) indexOn() []Action {
 	for ; !p.Done(); p.I++ {
 		if p.Peek(0).Is("ON") {
 			p.I++
 			if n, ok := p.Name(); ok {
-				return []action{{Kind: actAlter, t: n, alter: &alterInfo{}}}
+				return []Action{{Kind: ActAlter, T: n, Alter: &AlterInfo{}}}
 			}
 			return nil
 		}
@@ -212,11 +216,11 @@ func (p *parser) indexOn() []action {
 	return nil
 }
 
-func (p *parser) drop() []action {
+func (p *parser) drop() []Action {
 	if p.Accept("DATABASE") || p.Accept("SCHEMA") {
 		ifExists := p.Accept("IF", "EXISTS")
 		if t := p.Peek(0); t.Ident() {
-			return []action{{Kind: actDropDB, t: tableName{DB: t.Text}, ifExists: ifExists}}
+			return []Action{{Kind: ActDropDB, T: tableName{DB: t.Text}, IfExists: ifExists}}
 		}
 		return nil
 	}
@@ -230,13 +234,13 @@ func (p *parser) drop() []action {
 		return nil
 	}
 	ifExists := p.Accept("IF", "EXISTS")
-	var out []action
+	var out []Action
 	for {
 		n, ok := p.Name()
 		if !ok {
 			return out
 		}
-		out = append(out, action{Kind: actDrop, t: n, ifExists: ifExists})
+		out = append(out, Action{Kind: ActDrop, T: n, IfExists: ifExists})
 		if !p.Peek(0).IsPunct(',') {
 			return out
 		}
@@ -244,7 +248,7 @@ func (p *parser) drop() []action {
 	}
 }
 
-func (p *parser) alter() []action {
+func (p *parser) alter() []Action {
 	p.Accept("ONLINE")
 	p.Accept("IGNORE")
 	if !p.Accept("TABLE") {
@@ -256,7 +260,7 @@ func (p *parser) alter() []action {
 		return nil
 	}
 	p.SkipWait()
-	info := &alterInfo{}
+	info := &AlterInfo{}
 	var renameTo *tableName
 	other := false
 	// Clauses, separated by top-level commas.
@@ -287,16 +291,16 @@ func (p *parser) alter() []action {
 		other = true
 		info.clause(clause)
 	}
-	var out []action
+	var out []Action
 	if other {
-		out = append(out, action{Kind: actAlter, t: n, alter: info, ifExists: ifExists})
+		out = append(out, Action{Kind: ActAlter, T: n, Alter: info, IfExists: ifExists})
 	}
 	if renameTo != nil {
-		out = append(out, action{Kind: actRename, t: n, to: *renameTo, ifExists: ifExists})
+		out = append(out, Action{Kind: ActRename, T: n, To: *renameTo, IfExists: ifExists})
 	}
 	if len(out) == 0 {
 		// ALTER TABLE t (nothing, or only options we do not split): still an alteration.
-		out = append(out, action{Kind: actAlter, t: n, alter: info, ifExists: ifExists})
+		out = append(out, Action{Kind: ActAlter, T: n, Alter: info, IfExists: ifExists})
 	}
 	return out
 }
@@ -319,7 +323,7 @@ func alterRename(clause []token, db string) (tableName, bool) {
 }
 
 // clause records what one ALTER TABLE clause does to columns.
-func (a *alterInfo) clause(c []token) {
+func (a *AlterInfo) clause(c []token) {
 	p := &parser{sqllex.Parser{Toks: c}}
 	notColumn := func() bool {
 		for _, kw := range []string{"INDEX", "KEY", "PRIMARY", "UNIQUE", "FULLTEXT", "SPATIAL", "CONSTRAINT",
@@ -334,14 +338,14 @@ func (a *alterInfo) clause(c []token) {
 	case p.Accept("RENAME", "COLUMN"):
 		from := p.Peek(0)
 		if from.Ident() && p.Peek(1).Is("TO") && p.Peek(2).Ident() {
-			a.ops = append(a.ops, colOp{Kind: opRename, Name: from.Text, to: p.Peek(2).Text})
+			a.Ops = append(a.Ops, ColOp{Kind: OpRename, Name: from.Text, To: p.Peek(2).Text})
 		}
 	case p.Accept("CHANGE"):
 		p.Accept("COLUMN")
 		p.Accept("IF", "EXISTS")
 		from, to := p.Peek(0), p.Peek(1)
 		if from.Ident() && to.Ident() && !strings.EqualFold(from.Text, to.Text) {
-			a.ops = append(a.ops, colOp{Kind: opRename, Name: from.Text, to: to.Text})
+			a.Ops = append(a.Ops, ColOp{Kind: OpRename, Name: from.Text, To: to.Text})
 		}
 	case p.Accept("DROP"):
 		if notColumn() {
@@ -350,7 +354,7 @@ func (a *alterInfo) clause(c []token) {
 		p.Accept("COLUMN")
 		p.Accept("IF", "EXISTS")
 		if t := p.Peek(0); t.Ident() {
-			a.ops = append(a.ops, colOp{Kind: opDrop, Name: t.Text})
+			a.Ops = append(a.Ops, ColOp{Kind: OpDrop, Name: t.Text})
 		}
 	case p.Accept("ADD"):
 		if notColumn() {
@@ -389,11 +393,11 @@ func (a *alterInfo) clause(c []token) {
 }
 
 // addColumn records "name type … [DEFAULT x] …".
-func (a *alterInfo) addColumn(def []token) {
+func (a *AlterInfo) addColumn(def []token) {
 	if len(def) == 0 || !def[0].Ident() {
 		return
 	}
-	op := colOp{Kind: opAdd, Name: def[0].Text}
+	op := ColOp{Kind: OpAdd, Name: def[0].Text}
 	depth := 0
 	for k := 1; k < len(def); k++ {
 		t := def[k]
@@ -406,9 +410,9 @@ func (a *alterInfo) addColumn(def []token) {
 			continue
 		}
 		if depth == 0 && t.Is("AUTO_INCREMENT") || t.Is("SERIAL") && k == 1 {
-			op.autoInc = true
+			op.AutoInc = true
 		}
-		if depth != 0 || !t.Is("DEFAULT") || k+1 >= len(def) || op.def != nil || op.defExpr {
+		if depth != 0 || !t.Is("DEFAULT") || k+1 >= len(def) || op.Def != nil || op.DefExpr {
 			continue
 		}
 		v := def[k+1]
@@ -421,18 +425,18 @@ func (a *alterInfo) addColumn(def []token) {
 		}
 		switch {
 		case v.Is("NULL"):
-			op.def = &literal{null: true}
+			op.Def = &Literal{Null: true}
 		case v.Is("TRUE"):
-			op.def = &literal{number: "1"}
+			op.Def = &Literal{Number: "1"}
 		case v.Is("FALSE"):
-			op.def = &literal{number: "0"}
+			op.Def = &Literal{Number: "0"}
 		case v.Kind == tNumber:
-			op.def = &literal{number: neg + v.Text}
+			op.Def = &Literal{Number: neg + v.Text}
 		case v.Kind == tString && (v.Introducer == "" || v.Introducer[0] == '_' || strings.EqualFold(v.Introducer, "N")):
-			op.def = &literal{Text: v.Text}
+			op.Def = &Literal{Text: v.Text}
 		default:
-			op.defExpr = true
+			op.DefExpr = true
 		}
 	}
-	a.ops = append(a.ops, op)
+	a.Ops = append(a.Ops, op)
 }

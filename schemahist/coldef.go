@@ -1,4 +1,4 @@
-package recovery
+package schemahist
 
 import (
 	"fmt"
@@ -37,8 +37,12 @@ type colDef struct {
 
 // colAttrs are the clauses of a column definition a TABLE_MAP lacks, as
 // the statement wrote them ("DEFAULT 'x'", "ON UPDATE
-// CURRENT_TIMESTAMP", "COMMENT 'y'"); "" when absent.
-type colAttrs struct{ def, onUpdate, comment string }
+// CURRENT_TIMESTAMP", "COMMENT 'y'"); "" when absent. Generated is
+// "VIRTUAL" or "STORED" (MariaDB's PERSISTENT) for a generated column.
+type colAttrs struct {
+	def, onUpdate, comment string
+	Generated              string
+}
 
 func (a colAttrs) String() string {
 	var out []string
@@ -277,7 +281,28 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 				i += 2
 			}
 		case t.Is("AS") || t.Is("GENERATED"):
-			return nil, fmt.Errorf("generated columns are not derived from DDL")
+			// [GENERATED ALWAYS] AS (expr) [VIRTUAL|STORED|PERSISTENT]
+			if t.Is("GENERATED") {
+				i++
+				if i < len(def) && def[i].Is("ALWAYS") {
+					i++
+				}
+				if i >= len(def) || !def[i].Is("AS") {
+					return nil, fmt.Errorf("GENERATED without AS in column %s", tablemap.QuoteIdent(c.Name))
+				}
+			}
+			i++
+			if i >= len(def) || !def[i].IsPunct('(') {
+				return nil, fmt.Errorf("generated column %s without a parenthesised expression", tablemap.QuoteIdent(c.Name))
+			}
+			i = skipGroupAt(def, i) - 1
+			d.attrs.Generated = "VIRTUAL"
+			if i+1 < len(def) && (def[i+1].Is("STORED") || def[i+1].Is("PERSISTENT")) {
+				d.attrs.Generated = "STORED"
+				i++
+			} else if i+1 < len(def) && def[i+1].Is("VIRTUAL") {
+				i++
+			}
 		case t.Is("DEFAULT"), t.Is("COMMENT"), t.Is("ON"), t.Is("CHECK"), t.Is("REFERENCES"):
 			// Their operand: a literal, a word (a function call), or a
 			// parenthesised expression.

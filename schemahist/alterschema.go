@@ -1,4 +1,4 @@
-package recovery
+package schemahist
 
 import (
 	"fmt"
@@ -20,58 +20,62 @@ import (
 // A clause it does not understand makes the derivation fail, with the
 // reason: then the schema after that ALTER is unknown.
 
-// shape is a derived table: the columns and primary key, the table's
+// Shape is a derived table: the columns and primary key, the table's
 // default collation (0: unknown), and the type names a TABLE_MAP cannot
 // give (lower-cased column name → UUID, INET4, INET6).
-type shape struct {
-	t         *tablemap.Table
-	defColl   uint32
-	typeNames map[string]string
-	attrs     map[string]colAttrs // lower-cased column name → its clauses
-	// guessed says defColl is a guess (the server's default), and notes
+type Shape struct {
+	T         *tablemap.Table
+	DefColl   uint32
+	TypeNames map[string]string
+	Attrs     map[string]colAttrs // lower-cased column name → its clauses
+	// Guessed says DefColl is a guess (the server's default), and Notes
 	// list the columns that took it.
-	guessed bool
-	notes   []string
-	// rooted: derived from the CREATE TABLE statement (so the type names
+	Guessed bool
+	Notes   []string
+	// Rooted: derived from the CREATE TABLE statement (so the type names
 	// and visibility of every column are known), not from a TABLE_MAP.
-	rooted bool
+	Rooted bool
+	// Generated accepts generated columns (their Attrs say which); else
+	// they are refused (recover cannot rebuild them).
+	Generated bool
 }
 
-func (s *shape) clone() *shape {
-	t := *s.t
-	t.Columns = slices.Clone(s.t.Columns)
-	n := &shape{t: &t, defColl: s.defColl, typeNames: map[string]string{}, attrs: map[string]colAttrs{}, guessed: s.guessed, rooted: s.rooted}
-	for k, v := range s.typeNames {
-		n.typeNames[k] = v
+// Clone returns a copy that changes independently.
+func (s *Shape) Clone() *Shape {
+	t := *s.T
+	t.Columns = slices.Clone(s.T.Columns)
+	n := &Shape{T: &t, DefColl: s.DefColl, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Guessed: s.Guessed, Rooted: s.Rooted, Generated: s.Generated}
+	for k, v := range s.TypeNames {
+		n.TypeNames[k] = v
 	}
-	for k, v := range s.attrs {
-		n.attrs[k] = v
+	for k, v := range s.Attrs {
+		n.Attrs[k] = v
 	}
 	return n
 }
 
-// fromTableMap starts a shape from a TABLE_MAP. Its default collation is
+// FromTableMap starts a shape from a TABLE_MAP. Its default collation is
 // guessed from its text columns when they all share one.
-func fromTableMap(t *tablemap.Table) *shape {
-	s := &shape{t: t, typeNames: map[string]string{}, attrs: map[string]colAttrs{}}
+func FromTableMap(t *tablemap.Table) *Shape {
+	s := &Shape{T: t, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if c.Collation == 0 || c.Collation == 63 {
 			continue
 		}
-		if s.defColl == 0 {
-			s.defColl = c.Collation
-		} else if s.defColl != c.Collation {
-			s.defColl = 0
+		if s.DefColl == 0 {
+			s.DefColl = c.Collation
+		} else if s.DefColl != c.Collation {
+			s.DefColl = 0
 			break
 		}
 	}
 	return s
 }
 
-func (s *shape) index(name string) int {
-	for i := range s.t.Columns {
-		if strings.EqualFold(s.t.Columns[i].Name, name) {
+func (s *Shape) index(name string) int {
+	for i := range s.T.Columns {
+		if strings.EqualFold(s.T.Columns[i].Name, name) {
 			return i
 		}
 	}
@@ -79,40 +83,40 @@ func (s *shape) index(name string) int {
 }
 
 // pkNames returns the primary key's column names.
-func (s *shape) pkNames() []string {
+func (s *Shape) pkNames() []string {
 	var out []string
-	for _, i := range s.t.PrimaryKey {
-		out = append(out, s.t.Columns[i].Name)
+	for _, i := range s.T.PrimaryKey {
+		out = append(out, s.T.Columns[i].Name)
 	}
 	return out
 }
 
 // setPK sets the primary key from column names (with prefixes).
-func (s *shape) setPK(names []string, prefix []int) {
-	s.t.PrimaryKey, s.t.PrimaryKeyPrefix, s.t.PKNames = nil, nil, nil
+func (s *Shape) setPK(names []string, prefix []int) {
+	s.T.PrimaryKey, s.T.PrimaryKeyPrefix, s.T.PKNames = nil, nil, nil
 	for k, n := range names {
 		i := s.index(n)
 		if i < 0 {
 			continue
 		}
-		s.t.PrimaryKey = append(s.t.PrimaryKey, i)
+		s.T.PrimaryKey = append(s.T.PrimaryKey, i)
 		p := 0
 		if k < len(prefix) {
 			p = prefix[k]
 		}
-		s.t.PrimaryKeyPrefix = append(s.t.PrimaryKeyPrefix, p)
-		s.t.PKNames = append(s.t.PKNames, s.t.Columns[i].Name)
-		s.t.Columns[i].Nullable = false
+		s.T.PrimaryKeyPrefix = append(s.T.PrimaryKeyPrefix, p)
+		s.T.PKNames = append(s.T.PKNames, s.T.Columns[i].Name)
+		s.T.Columns[i].Nullable = false
 	}
 }
 
-// applyAlter returns the shape after the ALTER TABLE statement sql.
-func (s *shape) applyAlter(sql string, mariadb bool) (*shape, error) {
+// ApplyAlter returns the shape after the ALTER TABLE statement sql.
+func (s *Shape) ApplyAlter(sql string, mariadb bool) (*Shape, error) {
 	p := &parser{sqllex.Parser{Toks: lex(sql)}}
 	if p.Peek(0).Is("CREATE") || p.Peek(0).Is("DROP") {
 		// CREATE … INDEX … ON t, DROP INDEX i ON t: only DROP INDEX
 		// `PRIMARY` changes what a TABLE_MAP says.
-		n := s.clone()
+		n := s.Clone()
 		if p.Accept("DROP", "INDEX") && (p.Peek(0).Is("PRIMARY") || p.Peek(0).Kind == tQuoted && strings.EqualFold(p.Peek(0).Text, "PRIMARY")) {
 			n.setPK(nil, nil)
 		}
@@ -129,10 +133,10 @@ func (s *shape) applyAlter(sql string, mariadb bool) (*shape, error) {
 		return nil, fmt.Errorf("no table name")
 	}
 	p.SkipWait()
-	n := s.clone()
+	n := s.Clone()
 	pk := n.pkNames()
 	var prefix []int
-	prefix = append(prefix, n.t.PrimaryKeyPrefix...)
+	prefix = append(prefix, n.T.PrimaryKeyPrefix...)
 	for _, clause := range splitTop(p.Toks[p.I:]) {
 		if len(clause) > 0 && clause[len(clause)-1].IsPunct(';') {
 			clause = clause[:len(clause)-1]
@@ -174,7 +178,7 @@ func isIndexWord(t token) bool {
 }
 
 // clause applies one clause; pk is the primary key's column names.
-func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb bool) ([]string, []int, error) {
+func (n *Shape) clause(sql string, c []token, pk []string, prefix []int, mariadb bool) ([]string, []int, error) {
 	p := &parser{sqllex.Parser{Toks: c}}
 	first := strings.ToUpper(c[0].Text)
 	if c[0].Kind == tWord && tableOptions[first] {
@@ -239,9 +243,9 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 				pk[k] = d.col.Name
 			}
 		}
-		delete(n.typeNames, strings.ToLower(old.Text))
-		delete(n.attrs, strings.ToLower(old.Text))
-		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
+		delete(n.TypeNames, strings.ToLower(old.Text))
+		delete(n.Attrs, strings.ToLower(old.Text))
+		n.T.Columns = slices.Delete(n.T.Columns, i, i+1)
 		at, err := n.at(pos, i)
 		if err != nil {
 			return nil, nil, err
@@ -264,9 +268,9 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			}
 			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(name.Text))
 		}
-		n.t.Columns = slices.Delete(n.t.Columns, i, i+1)
-		delete(n.typeNames, strings.ToLower(name.Text))
-		delete(n.attrs, strings.ToLower(name.Text))
+		n.T.Columns = slices.Delete(n.T.Columns, i, i+1)
+		delete(n.TypeNames, strings.ToLower(name.Text))
+		delete(n.Attrs, strings.ToLower(name.Text))
 		for k := 0; k < len(pk); k++ {
 			if strings.EqualFold(pk[k], name.Text) {
 				pk = slices.Delete(slices.Clone(pk), k, k+1)
@@ -284,14 +288,14 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			if i < 0 || !p.Peek(1).Is("TO") {
 				return nil, nil, fmt.Errorf("RENAME COLUMN not understood")
 			}
-			n.t.Columns[i].Name = to.Text
-			if tn, ok := n.typeNames[strings.ToLower(from.Text)]; ok {
-				delete(n.typeNames, strings.ToLower(from.Text))
-				n.typeNames[strings.ToLower(to.Text)] = tn
+			n.T.Columns[i].Name = to.Text
+			if tn, ok := n.TypeNames[strings.ToLower(from.Text)]; ok {
+				delete(n.TypeNames, strings.ToLower(from.Text))
+				n.TypeNames[strings.ToLower(to.Text)] = tn
 			}
-			if a, ok := n.attrs[strings.ToLower(from.Text)]; ok {
-				delete(n.attrs, strings.ToLower(from.Text))
-				n.attrs[strings.ToLower(to.Text)] = a
+			if a, ok := n.Attrs[strings.ToLower(from.Text)]; ok {
+				delete(n.Attrs, strings.ToLower(from.Text))
+				n.Attrs[strings.ToLower(to.Text)] = a
 			}
 			for k := range pk {
 				if strings.EqualFold(pk[k], from.Text) {
@@ -311,19 +315,19 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			return nil, nil, fmt.Errorf("column %s is not in the table", tablemap.QuoteIdent(p.Peek(0).Text))
 		}
 		p.I++
-		key := strings.ToLower(n.t.Columns[i].Name)
-		a := n.attrs[key]
+		key := strings.ToLower(n.T.Columns[i].Name)
+		a := n.Attrs[key]
 		switch {
 		case p.Accept("SET", "INVISIBLE"):
-			n.t.Columns[i].Visible = false
+			n.T.Columns[i].Visible = false
 		case p.Accept("SET", "VISIBLE"):
-			n.t.Columns[i].Visible = true
+			n.T.Columns[i].Visible = true
 		case p.Accept("SET", "DEFAULT") && !p.Done():
 			a.def = "DEFAULT " + sql[c[p.I].Start:c[len(c)-1].End]
 		case p.Accept("DROP", "DEFAULT"):
 			a.def = ""
 		}
-		n.attrs[key] = a
+		n.Attrs[key] = a
 		return pk, prefix, nil // SET DEFAULT, DROP DEFAULT
 	case p.Accept("CONVERT", "TO"):
 		p.Accept("CHARACTER", "SET")
@@ -358,7 +362,7 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 			}
 		}
 		if id := collationOf(cs, coll, mariadb); id != 0 {
-			n.defColl, n.guessed = id, false
+			n.DefColl, n.Guessed = id, false
 		}
 		return pk, prefix, nil
 	}
@@ -366,7 +370,7 @@ func (n *shape) clause(sql string, c []token, pk []string, prefix []int, mariadb
 }
 
 // addColumn applies ADD COLUMN def [FIRST|AFTER x].
-func (n *shape) addColumn(sql string, c []token, ifNotExists bool, pk []string, mariadb bool) ([]string, error) {
+func (n *Shape) addColumn(sql string, c []token, ifNotExists bool, pk []string, mariadb bool) ([]string, error) {
 	def, pos := placement(c)
 	if len(def) > 0 && n.index(def[0].Text) >= 0 {
 		if ifNotExists {
@@ -378,7 +382,7 @@ func (n *shape) addColumn(sql string, c []token, ifNotExists bool, pk []string, 
 	if err != nil {
 		return nil, err
 	}
-	at, err := n.at(pos, len(n.t.Columns))
+	at, err := n.at(pos, len(n.T.Columns))
 	if err != nil {
 		return nil, err
 	}
@@ -387,16 +391,16 @@ func (n *shape) addColumn(sql string, c []token, ifNotExists bool, pk []string, 
 }
 
 // insert puts a parsed column at index at.
-func (n *shape) insert(d *colDef, at int, pk []string, prefix []int) ([]string, []int, error) {
-	at = min(max(at, 0), len(n.t.Columns))
-	n.t.Columns = slices.Insert(n.t.Columns, at, d.col)
+func (n *Shape) insert(d *colDef, at int, pk []string, prefix []int) ([]string, []int, error) {
+	at = min(max(at, 0), len(n.T.Columns))
+	n.T.Columns = slices.Insert(n.T.Columns, at, d.col)
 	if d.typeName != "" {
-		n.typeNames[strings.ToLower(d.col.Name)] = d.typeName
+		n.TypeNames[strings.ToLower(d.col.Name)] = d.typeName
 	}
-	if n.attrs == nil {
-		n.attrs = map[string]colAttrs{}
+	if n.Attrs == nil {
+		n.Attrs = map[string]colAttrs{}
 	}
-	n.attrs[strings.ToLower(d.col.Name)] = d.attrs
+	n.Attrs[strings.ToLower(d.col.Name)] = d.attrs
 	if d.pk {
 		pk, prefix = []string{d.col.Name}, nil
 	}
@@ -421,7 +425,7 @@ func placement(def []token) ([]token, place) {
 }
 
 // at returns where pl puts a column (dflt when it says nothing).
-func (n *shape) at(pl place, dflt int) (int, error) {
+func (n *Shape) at(pl place, dflt int) (int, error) {
 	switch {
 	case pl.first:
 		return 0, nil
@@ -442,10 +446,10 @@ func (n *shape) at(pl place, dflt int) (int, error) {
 // then matched by label, so a row's 'ü' becomes the error value): an
 // error when those bytes are not text in the new character set, or
 // binlogcdc cannot encode the old one.
-func (n *shape) convertTo(id uint32, mariadb bool) error {
+func (n *Shape) convertTo(id uint32, mariadb bool) error {
 	to, _ := charset.LookupFlavor(id, mariadb)
-	for i := range n.t.Columns {
-		c := &n.t.Columns[i]
+	for i := range n.T.Columns {
+		c := &n.T.Columns[i]
 		if c.Collation == 0 || c.Collation == 63 || c.Type == mysql.MYSQL_TYPE_JSON {
 			continue
 		}
@@ -455,7 +459,7 @@ func (n *shape) convertTo(id uint32, mariadb bool) error {
 				labels := slices.Clone(*p)
 				*p = labels
 				for k, l := range labels {
-					b, ok := encodeText(l, c.Collation)
+					b, ok := EncodeText(l, c.Collation)
 					var out []byte
 					var err error
 					if ok {
@@ -485,20 +489,23 @@ func (n *shape) convertTo(id uint32, mariadb bool) error {
 		}
 		c.Collation = id
 	}
-	n.defColl, n.guessed = id, false
+	n.DefColl, n.Guessed = id, false
 	return nil
 }
 
 // parseColDef reads a column definition with the table's default
 // collation, noting where that default is a guess.
-func (n *shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, error) {
-	d, err := parseColDef(sql, def, n.defColl, mariadb)
-	if err == nil && n.guessed && !d.charsetGiven && d.col.Collation != 0 && d.col.Collation != 63 {
+func (n *Shape) parseColDef(sql string, def []token, mariadb bool) (*colDef, error) {
+	d, err := parseColDef(sql, def, n.DefColl, mariadb)
+	if err == nil && d.attrs.Generated != "" && !n.Generated {
+		return nil, fmt.Errorf("generated columns are not derived from DDL")
+	}
+	if err == nil && n.Guessed && !d.charsetGiven && d.col.Collation != 0 && d.col.Collation != 63 {
 		name := "?"
-		if c, ok := charset.LookupFlavor(n.defColl, mariadb); ok {
+		if c, ok := charset.LookupFlavor(n.DefColl, mariadb); ok {
 			name = c.Name
 		}
-		n.notes = append(n.notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the default of the DDL session's database, or of the server)",
+		n.Notes = append(n.Notes, fmt.Sprintf("column %s names no character set and the table's default is not in the binlogs: it is taken to be %s (the default of the DDL session's database, or of the server)",
 			tablemap.QuoteIdent(d.col.Name), name))
 	}
 	return d, err

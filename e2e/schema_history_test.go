@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/internal/testserver"
+	"github.com/binlogcdc/binlogcdc/schemahist"
+)
+
+// shStop stops a stream with SIGTERM and waits for a clean exit: the
+// schema history file is read only after that (never while the stream
+// may replace it).
+func shStop(t *testing.T, r *stRun) {
+	t.Helper()
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit code %d, want 0; stderr:\n%s", code, r.errText())
+	}
+	if strings.Contains(r.errText(), "schema history") {
+		t.Errorf("a schema history warning:\n%s", r.errText())
+	}
+}
+
+// shLoad reads the schema history saved beside checkpoint cp, checking
+// that the checkpoint names it.
+func shLoad(t *testing.T, cp string) *schemahist.History {
+	t.Helper()
+	c := stLoadCP(t, cp)
+	data, warn, err := checkpoint.LoadHistory(cp, c)
+	if err != nil || warn != "" || data == nil {
+		t.Fatalf("schema history beside %s: %v %s (nil: %v)", cp, err, warn, data == nil)
+	}
+	h, err := schemahist.Decode(data, cp+checkpoint.HistorySuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func shCols(t *schemahist.Table) string {
+	if t == nil {
+		return "<unknown>"
+	}
+	var out []string
+	for _, c := range t.Columns {
+		s := c.Name
+		if c.Generated != "" {
+			s += ":" + c.Generated
+		}
+		if c.HasDefault {
+			s += "=" + c.Default
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestStreamSchemaHistory: the history follows the DDL of a checkpointed
+// stream, is saved beside its checkpoint, and goes on after a restart
+// (the ALTER after the restart applies to the table created before it).
+func TestStreamSchemaHistory(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	args := []string{"--source", srv.DSN(), "--from", "now", "--output", out, "--checkpoint", cp}
+	r := stStart(t, dir, "s1", nil, args...)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t,
+		"CREATE DATABASE sh",
+		"CREATE TABLE sh.t (id INT PRIMARY KEY, a INT DEFAULT 4, g INT AS (a * 2) VIRTUAL, s INT AS (a + 1) PERSISTENT) DEFAULT CHARSET=utf8mb4",
+		"CREATE TABLE sh.gone (x INT)",
+		"RENAME TABLE sh.gone TO sh.moved",
+		"INSERT INTO sh.t (id, a) VALUES (1, 10)",
+	)
+	g := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the first transactions", func() bool { return stHasGTID(out, g) })
+	shStop(t, r)
+	h := shLoad(t, cp)
+	if got, want := shCols(h.Table("sh", "t")), "id a=4 g:VIRTUAL s:STORED"; got != want {
+		t.Errorf("after the first run: sh.t is %s, want %s", got, want)
+	}
+	if h.Table("sh", "gone") != nil || shCols(h.Table("sh", "moved")) != "x" {
+		t.Errorf("RENAME TABLE not followed: gone %v, moved %s", h.Table("sh", "gone"), shCols(h.Table("sh", "moved")))
+	}
+
+	r = stStart(t, dir, "s2", nil, args...)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t,
+		"ALTER TABLE sh.t ADD COLUMN b VARCHAR(5) DEFAULT 'z' AFTER a, DROP COLUMN s",
+		"DROP TABLE sh.moved",
+		"INSERT INTO sh.t (id, a, b) VALUES (2, 20, 'y')",
+	)
+	g = stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the second run's transactions", func() bool { return stHasGTID(out, g) })
+	shStop(t, r)
+	h = shLoad(t, cp)
+	if got, want := shCols(h.Table("sh", "t")), "id a=4 b='z' g:VIRTUAL"; got != want {
+		t.Errorf("after the restart: sh.t is %s, want %s", got, want)
+	}
+	if h.Table("sh", "moved") != nil {
+		t.Error("DROP TABLE not followed")
+	}
+}
+
+// TestStreamSchemaHistoryFormatSQL: --format sql leaves out the generated
+// columns the history knows, so the statements apply on a replica.
+func TestStreamSchemaHistoryFormatSQL(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.sql")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--from", "now", "--format", "sql", "--output", out)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	ddl := "CREATE TABLE gs.t (id INT PRIMARY KEY, a INT, g INT AS (a * 2) VIRTUAL, s INT GENERATED ALWAYS AS (a + 1) STORED, z INT)"
+	srv.Exec(t, "CREATE DATABASE gs", ddl,
+		"INSERT INTO gs.t (id, a, z) VALUES (1, 10, 100), (2, 20, 200)",
+		"UPDATE gs.t SET a = 11 WHERE id = 1",
+		"DELETE FROM gs.t WHERE id = 2",
+	)
+	stPoll(t, time.Minute, r, "the DELETE", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), "DELETE")
+	})
+	shStop(t, r)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	ins := regexp.MustCompile("(?m)^INSERT INTO[^\n]*").FindString(text)
+	upd := regexp.MustCompile("(?m)^UPDATE[^\n]*").FindString(text)
+	if ins == "" || upd == "" {
+		t.Fatalf("no INSERT or UPDATE in:\n%s", text)
+	}
+	for _, s := range []string{ins, upd} {
+		if set := strings.SplitN(s, "WHERE", 2)[0]; strings.Contains(set, "`g`") || strings.Contains(set, "`s`") {
+			t.Errorf("writes a generated column: %s", s)
+		}
+	}
+	// The statements apply on a replica of the table.
+	dst.Exec(t, "CREATE DATABASE gs", ddl)
+	var stmts []string
+	for _, s := range strings.Split(text, ";\n") {
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, "INSERT") || strings.HasPrefix(s, "UPDATE") || strings.HasPrefix(s, "DELETE") {
+			stmts = append(stmts, s)
+		}
+	}
+	dst.Exec(t, stmts...)
+	if got := stVal(t, dst, "SELECT CONCAT(COUNT(*), ':', SUM(a), ':', SUM(g), ':', SUM(s)) FROM gs.t"); got != "1:11:22:12" {
+		t.Errorf("replica holds %s, want 1:11:22:12", got)
+	}
+}
+
+// TestStreamSchemaHistorySnapshot: --snapshot seeds the history with the
+// tables' SHOW CREATE TABLE, so a table older than the stream is known,
+// and the DDL after the snapshot goes on from there.
+func TestStreamSchemaHistorySnapshot(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	srv.Exec(t, "CREATE DATABASE ss",
+		"CREATE TABLE ss.old (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 1, v INT AS (a + id) VIRTUAL, c VARCHAR(10) CHARACTER SET latin1)",
+		"INSERT INTO ss.old (id, a, c) VALUES (1, 2, 'x')",
+	)
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--snapshot", "--output", out, "--checkpoint", cp)
+	stPoll(t, time.Minute, r, "the snapshot", func() bool { return strings.Contains(r.errText(), "snapshot: 1 rows") })
+	srv.Exec(t, "ALTER TABLE ss.old ADD COLUMN n INT DEFAULT 9", "INSERT INTO ss.old (id, a, c, n) VALUES (2, 3, 'y', 4)")
+	g := stLastGTID(t, srv)
+	stPoll(t, time.Minute, r, "the insert after the snapshot", func() bool { return stHasGTID(out, g) })
+	shStop(t, r)
+	h := shLoad(t, cp)
+	if got, want := shCols(h.Table("ss", "old")), "id a=1 v:VIRTUAL c=NULL n=9"; got != want {
+		t.Errorf("ss.old is %s, want %s", got, want)
+	}
+}
+
+// TestStreamSchemaHistoryTarget: with --to mysql:// the history is kept
+// in the target's binlogcdc.schema_history, saved with the checkpoint,
+// loaded on restart, and left out of verify's comparison.
+func TestStreamSchemaHistoryTarget(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	args := []string{"--source", srv.DSN(), "--from", "earliest", "--to", dst.DSN() + "/", "--group-time", "20ms"}
+	load := func() *schemahist.History {
+		t.Helper()
+		data := stVal(t, dst, "SELECT history FROM binlogcdc.schema_history")
+		h, err := schemahist.Decode([]byte(data), "binlogcdc.schema_history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	r := stStart(t, dir, "s1", nil, args...)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t, "CREATE DATABASE tg",
+		"CREATE TABLE tg.t (id INT PRIMARY KEY, a INT DEFAULT 5, g INT AS (a * 2) VIRTUAL)",
+		"INSERT INTO tg.t (id, a) VALUES (1, 1)")
+	stPoll(t, time.Minute, r, "the row on the target", func() bool {
+		rows := dst.QueryStrings(t, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'tg'")
+		return *rows[0][0] == "1" && stVal(t, dst, "SELECT COUNT(*) FROM tg.t") == "1"
+	})
+	shStop(t, r)
+	if got, want := shCols(load().Table("tg", "t")), "id a=5 g:VIRTUAL"; got != want {
+		t.Errorf("first run: tg.t is %s, want %s", got, want)
+	}
+
+	r = stStart(t, dir, "s2", nil, args...)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t, "ALTER TABLE tg.t ADD COLUMN b INT DEFAULT 6", "INSERT INTO tg.t (id, a) VALUES (2, 2)")
+	stPoll(t, time.Minute, r, "the second row on the target", func() bool { return stVal(t, dst, "SELECT COUNT(*) FROM tg.t") == "2" })
+	shStop(t, r)
+	if got, want := shCols(load().Table("tg", "t")), "id a=5 g:VIRTUAL b=6"; got != want {
+		t.Errorf("after the restart: tg.t is %s, want %s", got, want)
+	}
+	// verify compares the tables, not binlogcdc's bookkeeping.
+	if _, errs, code := runCLI(t, nil, "verify", "--source", srv.DSN(), "--to", dst.DSN()+"/"); code != 0 {
+		t.Errorf("verify: exit %d: %s", code, errs)
+	}
+}
+
+// TestStreamSchemaHistoryDebeziumDefault: --format debezium --with-schema
+// gives a column's DEFAULT, which the history knows (a TABLE_MAP does not).
+func TestStreamSchemaHistoryDebeziumDefault(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	r := stStart(t, dir, "s", nil, "--source", srv.DSN(), "--from", "now", "--format", "debezium", "--with-schema", "--output", out)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t, "CREATE DATABASE dd",
+		"CREATE TABLE dd.t (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 5, s VARCHAR(9) DEFAULT 'it''s', ts TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+		"INSERT INTO dd.t (id) VALUES (1)")
+	stPoll(t, time.Minute, r, "the insert", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), `"op":"c"`)
+	})
+	shStop(t, r)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"type":"int32","optional":false,"default":5,"field":"n"}`, `{"type":"string","optional":true,"default":"it's","field":"s"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("no %s in:\n%s", want, b)
+		}
+	}
+}

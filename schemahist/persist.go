@@ -1,0 +1,125 @@
+package schemahist
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
+)
+
+// The history is saved as JSON: one object per table, in name order.
+//
+//	{"version": 1, "mariadb": true, "tables": [
+//	  {"db": "shop", "name": "orders", "file": "mysql-bin.000003", "offset": 1234,
+//	   "table": {…tablemap.Table…}, "default_collation": 45,
+//	   "columns": {"total": {"default": "DEFAULT 0", "generated": "STORED"}}},
+//	  {"db": "shop", "name": "tmp", "file": "…", "offset": 99, "unknown": "why"}]}
+
+const formatVersion = 1
+
+type savedHistory struct {
+	Version int          `json:"version"`
+	MariaDB bool         `json:"mariadb"`
+	Tables  []savedTable `json:"tables"`
+}
+
+type savedTable struct {
+	DB      string `json:"db"`
+	Name    string `json:"name"`
+	File    string `json:"file,omitempty"`
+	Offset  uint64 `json:"offset,omitempty"`
+	Unknown string `json:"unknown,omitempty"`
+
+	Table     *tablemap.Table       `json:"table,omitempty"`
+	DefColl   uint32                `json:"default_collation,omitempty"`
+	Guessed   bool                  `json:"collation_guessed,omitempty"`
+	CreateSQL string                `json:"create_sql,omitempty"`
+	TypeNames map[string]string     `json:"type_names,omitempty"`
+	Columns   map[string]savedAttrs `json:"columns,omitempty"`
+}
+
+type savedAttrs struct {
+	Default   string `json:"default,omitempty"`
+	OnUpdate  string `json:"on_update,omitempty"`
+	Comment   string `json:"comment,omitempty"`
+	Generated string `json:"generated,omitempty"`
+}
+
+// MarshalJSON encodes the history (see the layout above).
+func (h *History) MarshalJSON() ([]byte, error) {
+	s := savedHistory{Version: formatVersion, MariaDB: h.mariadb, Tables: []savedTable{}}
+	for _, e := range h.tables {
+		t := savedTable{DB: e.db, Name: e.name, File: e.pos.File, Offset: e.pos.Offset, Unknown: e.unknown, CreateSQL: e.createSQL}
+		if e.sh != nil {
+			t.Table, t.DefColl, t.Guessed = e.sh.T, e.sh.DefColl, e.sh.Guessed
+			if len(e.sh.TypeNames) > 0 {
+				t.TypeNames = e.sh.TypeNames
+			}
+			for k, a := range e.sh.Attrs {
+				if a == (colAttrs{}) {
+					continue
+				}
+				if t.Columns == nil {
+					t.Columns = map[string]savedAttrs{}
+				}
+				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated}
+			}
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	sort.Slice(s.Tables, func(i, j int) bool {
+		a, b := s.Tables[i], s.Tables[j]
+		return a.DB < b.DB || a.DB == b.DB && a.Name < b.Name
+	})
+	return json.Marshal(s)
+}
+
+// Decode reads a history that MarshalJSON encoded. Errors say what is
+// wrong with it; name is where it comes from, for them.
+func Decode(data []byte, name string) (*History, error) {
+	var s savedHistory
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("schemahist: %s is damaged (%v); move it away to start the history over (the tables then follow their TABLE_MAPs until created again)", name, err)
+	}
+	if s.Version != formatVersion {
+		return nil, fmt.Errorf("schemahist: %s has format version %d, this binlogcdc reads %d", name, s.Version, formatVersion)
+	}
+	h := New(s.MariaDB)
+	for _, t := range s.Tables {
+		e := &entry{pos: change.Position{File: t.File, Offset: t.Offset}, unknown: t.Unknown, createSQL: t.CreateSQL}
+		if t.Table != nil && t.Unknown == "" {
+			if err := validTable(t.Table); err != nil {
+				return nil, fmt.Errorf("schemahist: %s: table %s: %w", name, quoteName(t.DB, t.Name), err)
+			}
+			sh := &Shape{T: t.Table, DefColl: t.DefColl, Guessed: t.Guessed, TypeNames: map[string]string{}, Attrs: map[string]colAttrs{}, Rooted: true, Generated: true}
+			for k, v := range t.TypeNames {
+				sh.TypeNames[strings.ToLower(k)] = v
+			}
+			for k, a := range t.Columns {
+				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated}
+			}
+			e.sh = sh
+		} else if t.Unknown == "" {
+			e.unknown = "the saved schema history holds no columns"
+		}
+		h.set(t.DB, t.Name, e)
+	}
+	return h, nil
+}
+
+// validTable checks what the history relies on: primary key indexes
+// within the columns.
+func validTable(t *tablemap.Table) error {
+	for _, i := range t.PrimaryKey {
+		if i < 0 || i >= len(t.Columns) {
+			return fmt.Errorf("primary key column %d of %d", i, len(t.Columns))
+		}
+	}
+	if len(t.PrimaryKeyPrefix) != 0 && len(t.PrimaryKeyPrefix) != len(t.PrimaryKey) {
+		return fmt.Errorf("%d primary key prefixes for %d parts", len(t.PrimaryKeyPrefix), len(t.PrimaryKey))
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package binlogcdc
+
+import (
+	"encoding/json"
+
+	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
+
+	"github.com/binlogcdc/binlogcdc/checkpoint"
+	"github.com/binlogcdc/binlogcdc/schemahist"
+)
+
+// streamHistory returns the stream's schema history (docs/schema-history.md):
+// with --checkpoint FILE, the one saved in FILE.schema-history as of the
+// checkpoint cp resumed from, and saved there with every checkpoint
+// (the saver writes it, atomically, when it changed).
+func streamHistory(path string, cp *checkpoint.Checkpoint, mariadb bool, saver *checkpoint.Saver, logf func(string, ...any)) (*schemahist.History, error) {
+	h := schemahist.New(mariadb)
+	if path == "" {
+		return h, nil
+	}
+	data, warn, err := checkpoint.LoadHistory(path, cp)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		logf("%s", warn)
+	}
+	if data != nil {
+		if h, err = schemahist.Decode(data, path+checkpoint.HistorySuffix); err != nil {
+			return nil, err
+		}
+	}
+	saved := ^h.Gen()
+	saver.SchemaHistory = func() ([]byte, bool) {
+		if h.Gen() == saved {
+			return nil, false
+		}
+		data, err := json.Marshal(h)
+		if err != nil {
+			return nil, false // not saved: the old history stays named
+		}
+		saved = h.Gen()
+		return data, true
+	}
+	return h, nil
+}
+
+// seedHistory sets the snapshot's tables in the schema history, from
+// their SHOW CREATE TABLE in the snapshot: the stream's DDL goes on from
+// there. A table binlogcdc cannot read follows its TABLE_MAPs, with a
+// warning.
+func (s *streamSnapshot) seedHistory(h *schemahist.History, logf func(string, ...any)) {
+	if s == nil {
+		return
+	}
+	for i, t := range s.tables {
+		if i >= len(s.creates) {
+			break
+		}
+		if err := h.Seed(t.DB, t.Name, s.creates[i], s.src.Pos.Pos()); err != nil {
+			logf("schema history: %v (snapshot at %s:%d); the table follows its TABLE_MAPs until it is created again", err, s.src.Pos.File, s.src.Pos.Offset)
+		}
+	}
+}
+
+// targetHistory, with --to mysql://, replaces *h by the history saved
+// in the target's binlogcdc.schema_history (none: *h stays), and returns
+// the pipeline's BeforeCommit that hands the target the history when it
+// changed, saved in the transaction of the checkpoint; nil without a
+// target.
+func targetHistory(h **schemahist.History, target *mysqlsink.Sink, mariadb bool) (func(), error) {
+	if target == nil {
+		return nil, nil
+	}
+	data, err := target.SchemaHistory()
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		hh, err := schemahist.Decode(data, "the target's binlogcdc.schema_history")
+		if err != nil {
+			return nil, err
+		}
+		**h = *hh
+	}
+	cur := *h
+	saved := cur.Gen()
+	if data == nil {
+		saved = ^saved // save it with the first commit
+	}
+	return func() {
+		if cur.Gen() == saved {
+			return
+		}
+		if data, err := json.Marshal(cur); err == nil {
+			target.SetSchemaHistory(data)
+			saved = cur.Gen()
+		}
+	}, nil
+}
