@@ -200,6 +200,22 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 	if o.Heartbeat <= 0 {
 		return s, usageError{Msg: "--heartbeat must be positive", Hint: "--heartbeat 10s"}
 	}
+	s, err := o.start()
+	if err != nil {
+		return s, err
+	}
+	for flag, in := range binlogcdc.ConnFiles(o.Conn) { // args.go
+		if in != "" && inDir(in, o.Dir) {
+			return s, usageError{Msg: fmt.Sprintf("%s %s is inside --dir %s, which holds only the archive", flag, in, o.Dir), Hint: "keep the file elsewhere"}
+		}
+	}
+	return s, nil
+}
+
+// start checks --from, --start-position and --start-gtid: where the
+// archive starts when DIR is empty.
+func (o *ArchiveOptions) start() (archive.Start, error) {
+	var s archive.Start
 	n := 0
 	for _, set := range []bool{o.From != "", o.StartPosition != "", o.StartGTID != ""} {
 		if set {
@@ -231,11 +247,6 @@ func (o *ArchiveOptions) check(f *pflag.FlagSet) (archive.Start, error) {
 			return s, err
 		}
 		s.GTID = o.StartGTID
-	}
-	for flag, in := range binlogcdc.ConnFiles(o.Conn) { // args.go
-		if in != "" && inDir(in, o.Dir) {
-			return s, usageError{Msg: fmt.Sprintf("%s %s is inside --dir %s, which holds only the archive", flag, in, o.Dir), Hint: "keep the file elsewhere"}
-		}
 	}
 	return s, nil
 }
