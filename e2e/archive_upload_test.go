@@ -181,8 +181,12 @@ func TestArchiveUploadOpen(t *testing.T) {
 	arWrite(t, srv, 10, 5, 0)
 	r = start("b")
 	uploaded(r)
+	// At least two parts: the file went up as it grew. (A kill before the
+	// manifest recorded a part makes the next run send that part again,
+	// longer, under the same key: how many parts there are depends on
+	// when the kill came.)
 	_, n := s3Parts(t, back, "binlogs", "db1/binlog.000001.part-")
-	if n < 3 {
+	if n < 2 {
 		t.Errorf("%d parts; stderr:\n%s", n, r.errText())
 	}
 	// Once the file is complete and uploaded whole, its parts go.
