@@ -79,7 +79,7 @@ func streamSelect(cols []column, t *tableInfo) string {
 		}
 		q += e
 	}
-	return q + " FROM " + from(t)
+	return q + " FROM " + scope(t, "")
 }
 
 // rowDigest reads every row of t and returns their digest.
