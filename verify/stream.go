@@ -12,9 +12,10 @@ import (
 
 // The proof of equality. Each side's rows are read once, in the side's
 // consistent snapshot, with the binary protocol (integers, FLOAT and
-// DOUBLE as their stored bits, DECIMAL and temporal values as exact
-// text (temporal values CAST AS BINARY, with every fractional digit of
-// the column), strings as their bytes), and every row is encoded without
+// DOUBLE as their stored bits, DECIMAL values as exact text, temporal
+// values as their number (col+0: YYYYMMDDhhmmss.ffffff, with every
+// fractional digit of the column; a TIMESTAMP in UTC), strings as their
+// bytes), and every row is encoded without
 // ambiguity: per column a tag (NULL, integer, float, string) and, for a
 // string, its length before its bytes. ENUM and SET columns are read as
 // their label and their number (the '' member and the error value 0
@@ -64,10 +65,12 @@ func streamSelect(cols []column, t *tableInfo) string {
 		case c.dataType == "enum" || c.dataType == "set":
 			exprs = append(exprs, ref, ref+"+0")
 		case temporalTypes[c.dataType]:
-			// Its exact text (all the column's fractional digits),
-			// formatted by the server: cheaper than the client's
-			// formatting of the binary protocol's fields.
-			exprs = append(exprs, "CAST("+ref+" AS BINARY)")
+			// Its number (YYYYMMDDhhmmss with every fractional digit of
+			// the column: an integer, or a DECIMAL of the column's
+			// scale), one to one with the value: cheaper for the server
+			// than its text, and for the client than the binary
+			// protocol's temporal fields.
+			exprs = append(exprs, ref+"+0")
 		default:
 			exprs = append(exprs, ref)
 		}
