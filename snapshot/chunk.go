@@ -245,10 +245,12 @@ func (ch *Chunk) Cond() (string, error) {
 		}
 		where = append(where, cond)
 	}
-	if len(where) == 0 {
-		return "", nil
+	for i, w := range where {
+		if strings.Contains(w, " OR ") {
+			where[i] = "(" + w + ")"
+		}
 	}
-	return "(" + strings.Join(where, ") AND (") + ")", nil
+	return strings.Join(where, " AND "), nil
 }
 
 // bound reads the table's schema and the key range of the chunk req asks
