@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/go-mysql-org/go-mysql/client"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
