@@ -24,11 +24,15 @@ import (
 type LiveVerifyOptions struct {
 	Every  time.Duration // --verify-every; 0: off
 	OnDiff string        // --verify-on-diff: "stop" (the default) or "warn"
+	// ChunkRows is --verify-chunk-rows: the rows of a table compared in
+	// one pair of snapshots.
+	ChunkRows int
 }
 
 // AddFlags binds the flags.
 func (o *LiveVerifyOptions) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.Every, "verify-every", 0, "--to mysql://: compare the replicated tables of the source and the target exactly, as 'binlogcdc verify' does, every `DURATION` (counted from the end of the last pass); both are read in consistent snapshots of the same transactions: the applier waits at the source snapshot's binlog position while the target's snapshot begins (MariaDB source; see the README)")
+	f.IntVar(&o.ChunkRows, "verify-chunk-rows", live.DefaultChunkRows, "--verify-every: compare each table in key ranges of `N` rows, each in its own pair of snapshots (the applier waits at each range's position; a table without a primary key, or whose key cannot be split exactly, is one range)")
 	f.StringVar(&o.OnDiff, "verify-on-diff", "stop", "what a difference found by --verify-every does: `stop` the stream (exit 1), or warn (report it on stderr, /metrics and /healthz, and go on)")
 }
 
@@ -39,10 +43,15 @@ func (o *LiveVerifyOptions) check(f *pflag.FlagSet, to string) error {
 		return bad(fmt.Sprintf("--verify-every must be positive, not %v", o.Every), "--verify-every 10m")
 	}
 	if o.Every == 0 {
-		if flagChanged(f, "verify-on-diff") {
-			return bad("--verify-on-diff needs --verify-every", "--verify-every 10m")
+		for _, n := range []string{"verify-on-diff", "verify-chunk-rows"} {
+			if flagChanged(f, n) {
+				return bad("--"+n+" needs --verify-every", "--verify-every 10m")
+			}
 		}
 		return nil
+	}
+	if o.ChunkRows <= 0 {
+		return bad(fmt.Sprintf("--verify-chunk-rows must be positive, not %d", o.ChunkRows), "--verify-chunk-rows 10000")
 	}
 	if !strings.HasPrefix(to, "mysql://") {
 		return bad("--verify-every compares the copy kept by --to mysql://…", "--to mysql://user@backup-host:3306/ --verify-every 10m")
@@ -93,16 +102,17 @@ func (o *LiveVerifyOptions) verifier(ctx context.Context, sk sink.Sink, rp *repl
 		return nil, err
 	}
 	cfg := live.Config{
-		Every:   o.Every,
-		Source:  verify.Config{Addr: net.JoinHostPort(src.Host, strconv.Itoa(int(src.Port))), User: src.User, Password: string(src.Password), TLS: src.TLS, TLSPreferred: so.Conn.SSLMode == "preferred"},
-		Target:  verify.Config{Addr: dst.Addr, User: dst.User, Password: dst.Password, TLS: dst.TLS, TLSPreferred: dst.TLSPreferred},
-		Select:  filter.Table,
-		MaxRows: 100,
-		Flush:   target.Flush,
-		At:      target.Saved(),
-		Settled: cov.Empty,
-		Metrics: mx,
-		Logf:    logf,
+		Every:     o.Every,
+		Source:    verify.Config{Addr: net.JoinHostPort(src.Host, strconv.Itoa(int(src.Port))), User: src.User, Password: string(src.Password), TLS: src.TLS, TLSPreferred: so.Conn.SSLMode == "preferred"},
+		Target:    verify.Config{Addr: dst.Addr, User: dst.User, Password: dst.Password, TLS: dst.TLS, TLSPreferred: dst.TLSPreferred},
+		Select:    filter.Table,
+		MaxRows:   100,
+		ChunkRows: o.ChunkRows,
+		Flush:     target.Flush,
+		At:        target.Saved(),
+		Settled:   cov.Empty,
+		Metrics:   mx,
+		Logf:      logf,
 	}
 	if o.OnDiff == "stop" {
 		cfg.Stop = stop

@@ -140,58 +140,12 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 	if err := snapshotPos(c, &pos); err != nil {
 		return nil, err
 	}
-	ts, err := r.schema(c, req.DB, req.Table)
+	ch, ts, where, err := r.bound(c, req)
 	if err != nil {
 		return nil, err
 	}
 	t := ts.table
-	ch := &Chunk{Table: t, Pos: pos, Lo: req.After}
-	ch.Why = wholeReason(ts)
-	ch.Whole = ch.Why != ""
-	if ch.Whole && req.After != nil {
-		return nil, fmt.Errorf("incremental snapshot: %s cannot be read in key ranges any more (its primary key changed)", qname)
-	}
-	if !ch.Whole && len(req.After) != len(t.PrimaryKey) {
-		if req.After != nil {
-			return nil, fmt.Errorf("incremental snapshot: %s: its primary key changed since the last chunk", qname)
-		}
-	}
-	var where []string
-	if !ch.Whole {
-		if req.After != nil {
-			cond, err := keyCond(t, req.After, ">", false)
-			if err != nil {
-				return nil, err
-			}
-			where = append(where, cond)
-		}
-		// The chunk's last key: the Rows-th key after After.
-		var sel []string
-		for _, k := range t.PrimaryKey {
-			sel = append(sel, ts.cols[k].expr)
-		}
-		q := "SELECT " + strings.Join(sel, ", ") + " FROM " + qname + whereSQL(where) + orderSQL(t) + " LIMIT 1 OFFSET " + strconv.Itoa(req.Rows-1)
-		res, err := c.Execute(q)
-		if err != nil {
-			return nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
-		}
-		if len(res.Values) == 1 {
-			r.keyConv.dec.Reset()
-			r.keyConv.cell = r.keyConv.cell[:0]
-			for i, k := range t.PrimaryKey {
-				v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &res.Values[0][i])
-				if err != nil {
-					return nil, fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
-				}
-				ch.Hi = append(ch.Hi, v.Clone())
-			}
-			cond, err := keyCond(t, ch.Hi, "<", true)
-			if err != nil {
-				return nil, err
-			}
-			where = append(where, cond)
-		}
-	}
+	ch.Pos = pos
 	if err := begin(ch); err != nil {
 		return nil, err
 	}
@@ -226,6 +180,138 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 		return nil, err
 	}
 	return ch, nil
+}
+
+// Bound finds the chunk req asks for without reading its rows: its
+// table's schema, whether it is read whole, and its key range (Lo, Hi),
+// read on the source as it is now, in no snapshot. Key ranges found one
+// after the other (each After the last one's Hi) cover every key
+// whatever the rows at the time: live verification compares a table
+// chunk by chunk (see Chunk.Cond), each in its own snapshot.
+func (r *ChunkReader) Bound(ctx context.Context, req ChunkRequest) (*Chunk, error) {
+	if req.Rows <= 0 {
+		req.Rows = 1000
+	}
+	if r.conn == nil {
+		c, err := r.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := setupSession(c, true); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("chunk bounds: %w", err)
+		}
+		r.conn = c
+	}
+	c := r.conn
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	ch, _, _, err := r.bound(c, req)
+	if err != nil {
+		var me *mysql.MyError
+		if !errors.As(err, &me) {
+			r.Close() // the connection's state is unknown
+		}
+		return nil, err
+	}
+	return ch, nil
+}
+
+// KeyChangedError is the error of a chunk after others when the table's
+// primary key changed since (an ALTER TABLE).
+type KeyChangedError struct{ msg string }
+
+func (e *KeyChangedError) Error() string { return e.msg }
+
+// Cond is the SQL condition that selects the chunk's rows by key
+// (Lo < key <= Hi, either bound left out when nil); "" for a whole table
+// or a single chunk that holds all of it.
+func (ch *Chunk) Cond() (string, error) {
+	if ch.Whole {
+		return "", nil
+	}
+	var where []string
+	if ch.Lo != nil {
+		cond, err := keyCond(ch.Table, ch.Lo, ">", false)
+		if err != nil {
+			return "", err
+		}
+		where = append(where, cond)
+	}
+	if ch.Hi != nil {
+		cond, err := keyCond(ch.Table, ch.Hi, "<", true)
+		if err != nil {
+			return "", err
+		}
+		where = append(where, cond)
+	}
+	for i, w := range where {
+		if strings.Contains(w, " OR ") {
+			where[i] = "(" + w + ")"
+		}
+	}
+	return strings.Join(where, " AND "), nil
+}
+
+// bound reads the table's schema and the key range of the chunk req asks
+// for, and returns the chunk (without its position) and the conditions
+// that select its rows.
+func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSchema, []string, error) {
+	qname := tablemap.QuoteIdent(req.DB) + "." + tablemap.QuoteIdent(req.Table)
+	ts, err := r.schema(c, req.DB, req.Table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t := ts.table
+	ch := &Chunk{Table: t, Lo: req.After}
+	ch.Why = wholeReason(ts)
+	ch.Whole = ch.Why != ""
+	if ch.Whole && req.After != nil {
+		return nil, nil, nil, &KeyChangedError{fmt.Sprintf("incremental snapshot: %s cannot be read in key ranges any more (its primary key changed)", qname)}
+	}
+	if !ch.Whole && len(req.After) != len(t.PrimaryKey) {
+		if req.After != nil {
+			return nil, nil, nil, &KeyChangedError{fmt.Sprintf("incremental snapshot: %s: its primary key changed since the last chunk", qname)}
+		}
+	}
+	var where []string
+	if ch.Whole {
+		return ch, ts, where, nil
+	}
+	if req.After != nil {
+		cond, err := keyCond(t, req.After, ">", false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		where = append(where, cond)
+	}
+	// The chunk's last key: the Rows-th key after After.
+	var sel []string
+	for _, k := range t.PrimaryKey {
+		sel = append(sel, ts.cols[k].expr)
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + qname + whereSQL(where) + orderSQL(t) + " LIMIT 1 OFFSET " + strconv.Itoa(req.Rows-1)
+	res, err := c.Execute(q)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
+	}
+	if len(res.Values) == 1 {
+		r.keyConv.dec.Reset()
+		r.keyConv.cell = r.keyConv.cell[:0]
+		for i, k := range t.PrimaryKey {
+			v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &res.Values[0][i])
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
+			}
+			ch.Hi = append(ch.Hi, v.Clone())
+		}
+		cond, err := keyCond(t, ch.Hi, "<", true)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		where = append(where, cond)
+	}
+	return ch, ts, where, nil
 }
 
 // snapshotPos reads the open snapshot's position, GTID position and time

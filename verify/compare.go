@@ -217,7 +217,7 @@ func names(cols []string) string {
 func (p *plan) groups(sd *side, t *tableInfo, bucket, cond string) (map[string]string, error) {
 	rows, err := sd.query("SELECT b, COUNT(*), SUM(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), " +
 		"SUM(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) FROM (SELECT " + bucket + " AS b, " + p.hash +
-		" AS h FROM " + from(t) + " WHERE " + cond + ") x GROUP BY b")
+		" AS h FROM " + scope(t, cond) + ") x GROUP BY b")
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (p *plan) bisect(s, d *side) error {
 		sd *side
 		t  *tableInfo
 	}{{s, p.src}, {d, p.dst}} {
-		rows, err := x.sd.query("SELECT MIN(" + p.intKey + "), MAX(" + p.intKey + ") FROM " + from(x.t))
+		rows, err := x.sd.query("SELECT MIN(" + p.intKey + "), MAX(" + p.intKey + ") FROM " + scope(x.t, ""))
 		if err != nil {
 			return err
 		}
@@ -340,8 +340,8 @@ type keyRow struct{ display, hash string }
 // fetch returns the rows matching cond by key identity, and the
 // identities in key order.
 func (p *plan) fetch(sd *side, t *tableInfo, cond string) (map[string]keyRow, []string, error) {
-	rows, err := sd.query("SELECT " + p.keyID + ", " + p.hash + ", " + p.display + " FROM " + from(t) +
-		" WHERE " + cond + " ORDER BY " + p.order)
+	rows, err := sd.query("SELECT " + p.keyID + ", " + p.hash + ", " + p.display + " FROM " + scope(t, cond) +
+		" ORDER BY " + p.order)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -450,7 +450,7 @@ func (p *plan) buckets(s, d *side) error {
 // multisets, then shows the rows that are missing or extra.
 func (p *plan) matchKeyless(s, d *side, cond string) error {
 	hashes := func(sd *side, t *tableInfo) ([]string, error) {
-		rows, err := sd.query("SELECT h FROM (SELECT " + p.hash + " AS h FROM " + from(t) + " WHERE " + cond + ") x ORDER BY h")
+		rows, err := sd.query("SELECT h FROM (SELECT " + p.hash + " AS h FROM " + scope(t, cond) + ") x ORDER BY h")
 		if err != nil {
 			return nil, err
 		}
@@ -497,8 +497,8 @@ func (p *plan) matchKeyless(s, d *side, cond string) error {
 		for _, h := range x.hs {
 			lits = append(lits, "'"+h+"'")
 		}
-		rows, err := x.sd.query("SELECT h, MIN(r) FROM (SELECT " + p.hash + " AS h, " + p.display + " AS r FROM " + from(x.t) +
-			" WHERE " + cond + ") x WHERE h IN (" + strings.Join(lits, ",") + ") GROUP BY h")
+		rows, err := x.sd.query("SELECT h, MIN(r) FROM (SELECT " + p.hash + " AS h, " + p.display + " AS r FROM " + scope(x.t, cond) +
+			") x WHERE h IN (" + strings.Join(lits, ",") + ") GROUP BY h")
 		if err != nil {
 			return err
 		}

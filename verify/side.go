@@ -16,6 +16,7 @@ type side struct {
 type tableInfo struct {
 	db, name  string
 	versioned bool
+	where     string // Options.Where: the rows compared ("": all)
 	cols      []column
 	key       []string // the primary key's columns, in key order
 	// indexes: each index's definition ("UNIQUE `u` (`a`,`b`(10))"),
@@ -296,7 +297,7 @@ func onlyTables(m map[string]*tableInfo) string {
 
 // count is the number of rows (with history for versioned tables).
 func (s *side) count(t *tableInfo) (int64, error) {
-	rows, err := s.query("SELECT COUNT(*) FROM " + from(t))
+	rows, err := s.query("SELECT COUNT(*) FROM " + scope(t, ""))
 	if err != nil {
 		return 0, err
 	}
@@ -312,6 +313,21 @@ func from(t *tableInfo) string {
 		f += " FOR SYSTEM_TIME ALL"
 	}
 	return f
+}
+
+// scope is the FROM clause with the WHERE clause of the rows compared:
+// those of the table's chunk (Options.Where) matching cond ("": all).
+func scope(t *tableInfo, cond string) string {
+	var conds []string
+	for _, c := range []string{t.where, cond} {
+		if c != "" {
+			conds = append(conds, c)
+		}
+	}
+	if len(conds) == 0 {
+		return from(t)
+	}
+	return from(t) + " WHERE (" + strings.Join(conds, ") AND (") + ")"
 }
 
 // unionKeys returns the keys of both maps, sorted.

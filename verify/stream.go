@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // The proof of equality. Each side's rows are read once, in the side's
 // consistent snapshot, with the binary protocol (integers, FLOAT and
-// DOUBLE as their stored bits, DECIMAL and temporal values as exact
-// text (temporal values CAST AS BINARY, with every fractional digit of
-// the column), strings as their bytes), and every row is encoded without
+// DOUBLE as their stored bits, DECIMAL values as exact text, temporal
+// values without fractional seconds as their number (col+0:
+// YYYYMMDDhhmmss), others as their exact text (CAST AS BINARY, with
+// every fractional digit of the column; a TIMESTAMP in UTC), strings as
+// their bytes), and every row is encoded without
 // ambiguity: per column a tag (NULL, integer, float, string) and, for a
 // string, its length before its bytes. ENUM and SET columns are read as
 // their label and their number (the '' member and the error value 0
@@ -63,10 +66,16 @@ func streamSelect(cols []column, t *tableInfo) string {
 			exprs = append(exprs, "UNHEX(HEX("+ref+"))")
 		case c.dataType == "enum" || c.dataType == "set":
 			exprs = append(exprs, ref, ref+"+0")
+		case temporalTypes[c.dataType] && !strings.Contains(c.typ, "("):
+			// Without fractional seconds: its number, YYYYMMDDhhmmss
+			// (an integer, one to one with the value), cheaper for the
+			// server than its text and for the client than the binary
+			// protocol's temporal fields.
+			exprs = append(exprs, ref+"+0")
 		case temporalTypes[c.dataType]:
 			// Its exact text (all the column's fractional digits),
-			// formatted by the server: cheaper than the client's
-			// formatting of the binary protocol's fields.
+			// formatted by the server: its number would be a DECIMAL,
+			// which costs the server more (measured: docs/performance.md).
 			exprs = append(exprs, "CAST("+ref+" AS BINARY)")
 		default:
 			exprs = append(exprs, ref)
@@ -79,7 +88,7 @@ func streamSelect(cols []column, t *tableInfo) string {
 		}
 		q += e
 	}
-	return q + " FROM " + from(t)
+	return q + " FROM " + scope(t, "")
 }
 
 // rowDigest reads every row of t and returns their digest.

@@ -24,6 +24,8 @@ func TestVerifyEveryFlags(t *testing.T) {
 		{[]string{"--verify-every", "0s", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-every must be positive"},
 		{[]string{"--verify-every", "-1m", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-every must be positive"},
 		{[]string{"--verify-on-diff", "warn", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff needs --verify-every"},
+		{[]string{"--verify-chunk-rows", "50", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-chunk-rows needs --verify-every"},
+		{[]string{"--verify-every", "1m", "--verify-chunk-rows", "0", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-chunk-rows must be positive"},
 		{[]string{"--verify-every", "1m", "--verify-on-diff", "ignore", "--to", "mysql://u@127.0.0.1:1/"}, "--verify-on-diff: want stop or warn"},
 		{[]string{"--verify-every", "1m", "--to", "mysql://u@127.0.0.1:1/", "--signal-table", "a.b"}, "cannot be combined with --signal-table"},
 		{[]string{"--verify-every", "1m", "--to", "mysql://u@127.0.0.1:1/", "--snapshot-new-tables"}, "cannot be combined with --snapshot-new-tables"},

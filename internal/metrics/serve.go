@@ -83,6 +83,9 @@ var (
 	descVerifyDiffs  = prometheus.NewDesc("binlogcdc_verify_differences_total", "Tables found differing between the source and the target, summed over the verification passes.", nil, nil)
 	descVerifyErrors = prometheus.NewDesc("binlogcdc_verify_errors_total", "Live verification passes that could not compare (a server unreachable, a query refused).", nil, nil)
 	descVerifyLastOK = prometheus.NewDesc("binlogcdc_verify_last_success_timestamp_seconds", "When the last verification pass that found every table equal ended (Unix time); 0 until one did.", nil, nil)
+	descVerifyChunks = prometheus.NewDesc("binlogcdc_verify_chunks_total", "Chunks (key ranges of --verify-chunk-rows rows, or whole tables) compared by the live verification, each in its own pair of snapshots.", nil, nil)
+	descVerifyPause  = prometheus.NewDesc("binlogcdc_verify_applier_pause_max_seconds", "The longest time the applier was held for one chunk's snapshots in the last verification pass.", nil, nil)
+	descVerifyUnver  = prometheus.NewDesc("binlogcdc_verify_unverified_tables", "Tables the last verification pass could not verify: not transactional (MyISAM, Aria...), so no snapshot covers them.", nil, nil)
 )
 
 var opLabels = [...]string{"insert", "update", "delete"}
@@ -93,7 +96,7 @@ type collector struct{ s *Stream }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRows, descDDL, descTransactions, descSourceTx, descEvents, descBytes, descReconnects,
 		descConnected, descLag, descLastCommit, descCPAge, descSinkErrors, descRetries, descBuffered,
-		descVerifyRuns, descVerifyDiffs, descVerifyErrors, descVerifyLastOK} {
+		descVerifyRuns, descVerifyDiffs, descVerifyErrors, descVerifyLastOK, descVerifyChunks, descVerifyPause, descVerifyUnver} {
 		ch <- d
 	}
 }
@@ -130,6 +133,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descVerifyDiffs, s.verify.differences.Load())
 		counter(descVerifyErrors, s.verify.errors.Load())
 		gauge(descVerifyLastOK, s.verifyLastOK())
+		counter(descVerifyChunks, s.verify.chunks.Load())
+		gauge(descVerifyPause, time.Duration(s.verify.pauseMax.Load()).Seconds())
+		gauge(descVerifyUnver, float64(s.verify.unverified.Load()))
 	}
 	if f := s.retriesFunc.Load(); f != nil {
 		counter(descRetries, (*f)())

@@ -14,6 +14,10 @@ type verifyState struct {
 	on                        atomic.Bool // VerifyOn was called: the metrics are served
 	runs, differences, errors atomic.Uint64
 	lastOK                    atomic.Int64 // when the last pass found every table equal (unix ns; 0: never)
+	chunks                    atomic.Uint64
+	// The last pass's longest pause of the applier (ns) and its tables
+	// not compared (not transactional).
+	pauseMax, unverified atomic.Int64
 	// bad is why the last pass did not prove the copy equal (nil: it
 	// did, or none ran yet): /healthz fails with it.
 	bad atomic.Pointer[string]
@@ -56,6 +60,24 @@ func (s *Stream) VerifyFailed(err error) {
 	s.verify.errors.Add(1)
 	msg := "the last verification pass failed: " + err.Error()
 	s.verify.bad.Store(&msg)
+}
+
+// VerifyChunk records a chunk (a key range of a table, or a whole
+// table) compared in its own pair of snapshots.
+func (s *Stream) VerifyChunk() {
+	if s != nil {
+		s.verify.chunks.Add(1)
+	}
+}
+
+// VerifyPassEnd records, at the end of a pass that compared, the longest
+// time the applier waited for one chunk's snapshots and the number of
+// tables not verified (not transactional).
+func (s *Stream) VerifyPassEnd(pauseMax time.Duration, unverified int) {
+	if s != nil {
+		s.verify.pauseMax.Store(int64(pauseMax))
+		s.verify.unverified.Store(int64(unverified))
+	}
 }
 
 // verifyHealth is the last pass's failure, if any.

@@ -61,9 +61,13 @@ func TestVerifyMetrics(t *testing.T) {
 	}
 	check("before the first pass", map[string]float64{"binlogcdc_verify_runs_total": 0, "binlogcdc_verify_errors_total": 0,
 		"binlogcdc_verify_differences_total": 0, "binlogcdc_verify_last_success_timestamp_seconds": 0}, true, "")
+	s.VerifyChunk()
+	s.VerifyChunk()
+	s.VerifyPassEnd(1500*time.Millisecond, 2)
 	s.VerifyEqual()
 	check("an equal pass", map[string]float64{"binlogcdc_verify_runs_total": 1, "binlogcdc_verify_differences_total": 0,
-		"binlogcdc_verify_last_success_timestamp_seconds": float64(c.t.Unix())}, true, "")
+		"binlogcdc_verify_last_success_timestamp_seconds": float64(c.t.Unix()), "binlogcdc_verify_chunks_total": 2,
+		"binlogcdc_verify_applier_pause_max_seconds": 1.5, "binlogcdc_verify_unverified_tables": 2}, true, "")
 	okAt := c.t
 	c.t = c.t.Add(time.Minute)
 	s.VerifyDiffer(2, "2 of 5 tables differ: `a`.`b`, `a`.`c`")

@@ -6,25 +6,31 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/snapshot"
 	"github.com/binlogcdc/binlogcdc/verify"
 )
 
 // result is one pass's outcome.
 type result struct {
-	tables    int                      // compared
-	differing []*verify.Table          // proven different
-	at        map[*verify.Table]string // the source snapshot's position each differing table was compared at
-	unsure    []string                 // tables whose difference a DDL may explain
-	last      string                   // the last source snapshot's position
+	tables     int                      // compared
+	chunks     int                      // compared, in their own snapshots
+	differing  []*verify.Table          // proven different: a table's chunk each
+	at         map[*verify.Table]string // the source snapshot's position each differing chunk was compared at
+	rng        map[*verify.Table]string // each differing chunk's key range ("" for the whole table)
+	unsure     []string                 // tables whose difference a DDL may explain
+	unverified []*verify.Table          // not transactional: not compared
+	last       string                   // the last source snapshot's position
 }
 
-// compare compares every selected table, each in its own pair of
-// snapshots lined up by the gate: no snapshot stays open longer than one
-// table's comparison (a long one holds back the purge of old row
-// versions on both servers).
+// compare compares every selected table, each in key-range chunks of
+// ChunkRows rows (see snapshot.ChunkReader.Bound), each chunk in its own
+// pair of snapshots lined up by the gate: no snapshot stays open longer
+// than one chunk's comparison (a long one holds back the purge of old
+// row versions on both servers).
 func (v *Verifier) compare(ctx context.Context) (*result, error) {
 	src, err := verify.Dial(ctx, v.cfg.Source)
 	if err != nil {
@@ -36,6 +42,8 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	defer dst.Close()
+	bounds := &snapshot.ChunkReader{Flavor: "mariadb", Dial: func(ctx context.Context) (*client.Conn, error) { return verify.Dial(ctx, v.cfg.Source) }}
+	defer bounds.Close()
 	// Stopping ends the queries under way: closing the connections is
 	// the only way go-mysql has.
 	stop := context.AfterFunc(ctx, func() { src.Close(); dst.Close() })
@@ -45,46 +53,100 @@ func (v *Verifier) compare(ctx context.Context) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{at: map[*verify.Table]string{}}
+	res := &result{at: map[*verify.Table]string{}, rng: map[*verify.Table]string{}}
 	for _, n := range names {
-		one := func(db, table string) bool { return db == n.DB && table == n.Name }
-		opts := verify.Options{Select: one, MaxRows: v.cfg.MaxRows, StrictSchema: v.cfg.StrictSchema, Sync: &v.gate}
-		rep, err := verify.Run(ctx, src, dst, opts)
-		for try := 1; errors.Is(err, errPast) && try < pastTries; try++ {
-			if _, cerr := src.Execute("ROLLBACK"); cerr != nil {
-				return nil, fmt.Errorf("source: ROLLBACK: %w", cerr)
-			}
-			rep, err = verify.Run(ctx, src, dst, opts)
-		}
-		if defChanged(err) {
-			// Altered on a side since its snapshot began: the next pass
-			// tells.
-			res.unsure = append(res.unsure, quote(n.DB)+"."+quote(n.Name))
-			continue
-		}
-		if err != nil {
+		if err := v.table(ctx, src, dst, bounds, n, res); err != nil {
 			return nil, err
-		}
-		res.last = rep.SourcePos
-		res.tables += len(rep.Tables) // 0: dropped on both sides since listed
-		diff := rep.Differing()
-		if len(diff) == 0 {
-			continue
-		}
-		raced, err := v.ddlRaced(ctx, src, rep.SourcePos)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range diff {
-			if raced {
-				res.unsure = append(res.unsure, quote(t.DB)+"."+quote(t.Name))
-				continue
-			}
-			res.differing = append(res.differing, t)
-			res.at[t] = rep.SourcePos
 		}
 	}
 	return res, nil
+}
+
+// table compares one table, chunk by chunk: each chunk's key range is
+// found on the source just before its snapshots (ranges found one after
+// the other cover every key, rows written meanwhile or not). A table
+// that cannot be read in key ranges (no primary key, a key whose order
+// binlogcdc does not reproduce: see snapshot.keyTypes) is one chunk.
+func (v *Verifier) table(ctx context.Context, src, dst *client.Conn, bounds *snapshot.ChunkReader, n verify.TableName, res *result) error {
+	name := quote(n.DB) + "." + quote(n.Name)
+	var after change.Row
+	for first := true; ; first = false {
+		where, rng, hi := "", "", change.Row(nil)
+		ch, err := bounds.Bound(ctx, snapshot.ChunkRequest{DB: n.DB, Table: n.Name, After: after, Rows: v.cfg.ChunkRows})
+		switch {
+		case err == nil:
+			if where, err = ch.Cond(); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			rng, hi = where, ch.Hi
+		case first && defChanged(err):
+			// Not on the source (or dropped since listed): compared
+			// whole, verify says how the sides differ.
+		case defChanged(err) || errors.As(err, new(*snapshot.KeyChangedError)):
+			res.unsure = append(res.unsure, name) // altered since the last chunk: the next pass tells
+			return nil
+		default:
+			return fmt.Errorf("%s: the chunk after %v: %w", name, after, err)
+		}
+		rep, err := v.chunk(ctx, src, dst, n, where)
+		if defChanged(err) {
+			// Altered on a side since its snapshot began: the next pass
+			// tells.
+			res.unsure = append(res.unsure, name)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res.chunks++
+		v.cfg.Metrics.VerifyChunk()
+		res.last = rep.SourcePos
+		if len(rep.Tables) == 0 {
+			return nil // dropped on both sides since listed
+		}
+		if first {
+			res.tables++
+		}
+		t := rep.Tables[0]
+		if t.Unverified != "" {
+			res.unverified = append(res.unverified, t)
+			return nil
+		}
+		if !t.Equal() {
+			raced, err := v.ddlRaced(ctx, src, rep.SourcePos)
+			if err != nil {
+				return err
+			}
+			if raced {
+				res.unsure = append(res.unsure, name)
+				return nil
+			}
+			res.differing = append(res.differing, t)
+			res.at[t], res.rng[t] = rep.SourcePos, rng
+			if len(t.Schema) > 0 || t.SourceRows < 0 || t.TargetRows < 0 {
+				return nil // the definitions differ: said once
+			}
+		}
+		if hi == nil {
+			return nil // the last chunk
+		}
+		after = hi
+	}
+}
+
+// chunk compares the rows of one table matching where ("": all) in a
+// pair of snapshots of the same transactions.
+func (v *Verifier) chunk(ctx context.Context, src, dst *client.Conn, n verify.TableName, where string) (*verify.Report, error) {
+	one := func(db, table string) bool { return db == n.DB && table == n.Name }
+	opts := verify.Options{Select: one, MaxRows: v.cfg.MaxRows, StrictSchema: v.cfg.StrictSchema, Sync: &v.gate, Where: where}
+	rep, err := verify.Run(ctx, src, dst, opts)
+	for try := 1; errors.Is(err, errPast) && try < pastTries; try++ {
+		if _, cerr := src.Execute("ROLLBACK"); cerr != nil {
+			return nil, fmt.Errorf("source: ROLLBACK: %w", cerr)
+		}
+		rep, err = verify.Run(ctx, src, dst, opts)
+	}
+	return rep, err
 }
 
 // defChanged reports whether err says that a DDL changed the table

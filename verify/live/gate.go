@@ -44,6 +44,10 @@ type gate struct {
 	// the time the applier was held.
 	heldSince time.Time
 	heldFor   time.Duration
+	// chunkHeld sums the time held since the last Hold; maxHeld is the
+	// longest such sum at a Release since the last takeMax (the longest
+	// pause of the applier for one chunk's snapshots).
+	chunkHeld, maxHeld time.Duration
 }
 
 // hold sets held; g.mu is held.
@@ -56,7 +60,9 @@ func (g *gate) hold() {
 // unhold clears held; g.mu is held.
 func (g *gate) unhold() {
 	if g.held {
-		g.heldFor += time.Since(g.heldSince)
+		d := time.Since(g.heldSince)
+		g.heldFor += d
+		g.chunkHeld += d
 	}
 	g.held = false
 	g.notify()
@@ -68,6 +74,16 @@ func (g *gate) takeHeld() time.Duration {
 	defer g.mu.Unlock()
 	d := g.heldFor
 	g.heldFor = 0
+	return d
+}
+
+// takeMax returns the longest pause of the applier for one chunk since
+// the last call.
+func (g *gate) takeMax() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := g.maxHeld
+	g.maxHeld = 0
 	return d
 }
 
@@ -179,6 +195,7 @@ func (g *gate) Close(ctx context.Context) error { return g.inner.Close(ctx) }
 func (g *gate) Hold(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.chunkHeld = 0
 	g.hold()
 	for g.inTx {
 		if err := g.wait(ctx); err != nil {
@@ -193,6 +210,7 @@ func (g *gate) Release() {
 	g.mu.Lock()
 	g.limit = nil
 	g.unhold()
+	g.maxHeld = max(g.maxHeld, g.chunkHeld)
 	g.mu.Unlock()
 }
 

@@ -36,6 +36,9 @@ type Config struct {
 	Select         func(db, table string) bool // the replicated tables (nil: all)
 	StrictSchema   bool
 	MaxRows        int // differing rows named per table (verify.Options.MaxRows)
+	// ChunkRows is how many rows of a table a chunk holds: each chunk is
+	// compared in its own pair of snapshots (default DefaultChunkRows).
+	ChunkRows int
 	// Stop, set by --verify-on-diff stop, ends the stream with err when a
 	// pass finds a difference; nil: reported only.
 	Stop func(err error)
@@ -52,6 +55,9 @@ type Config struct {
 	Metrics *metrics.Stream
 	Logf    func(format string, args ...any)
 }
+
+// DefaultChunkRows is Config.ChunkRows's default.
+const DefaultChunkRows = 10000
 
 // Sample is how many differing rows of a table a report names.
 const Sample = 10
@@ -71,6 +77,9 @@ type Verifier struct {
 func Start(ctx context.Context, inner sink.Sink, cfg Config) (*Verifier, error) {
 	if cfg.Every <= 0 || cfg.Flush == nil || cfg.Logf == nil {
 		return nil, errors.New("live: Every, Flush and Logf are required")
+	}
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = DefaultChunkRows
 	}
 	v := &Verifier{cfg: cfg, settled: make(chan struct{}), done: make(chan struct{})}
 	v.gate = gate{inner: inner, flush: cfg.Flush, quiet: quiet, changed: make(chan struct{}), last: cfg.At}
@@ -132,6 +141,7 @@ func (v *Verifier) loop(ctx context.Context) {
 func (v *Verifier) pass(ctx context.Context, n int) {
 	started := time.Now()
 	v.gate.takeHeld()
+	v.gate.takeMax()
 	res, err := v.compare(ctx)
 	if ctx.Err() != nil {
 		return // stopping: the pass was abandoned, not failed
@@ -141,28 +151,40 @@ func (v *Verifier) pass(ctx context.Context, n int) {
 		v.cfg.Logf("verify: pass %d failed, nothing proven: %v", n, err)
 		return
 	}
+	v.cfg.Metrics.VerifyPassEnd(v.gate.takeMax(), len(res.unverified))
 	took := time.Since(started).Round(time.Millisecond)
-	diff := res.differing
-	if len(diff) == 0 && len(res.unsure) > 0 {
-		v.cfg.Logf("verify: pass %d: %d of %d tables equal; inconclusive for %s: a DDL was applied while the pass read them (the next pass will tell) (%v)",
-			n, res.tables-len(res.unsure), res.tables, strings.Join(res.unsure, ", "), took)
-		return
+	for _, t := range res.unverified {
+		v.cfg.Logf("verify: pass %d: %s", n, t)
 	}
-	if len(diff) == 0 {
-		v.cfg.Metrics.VerifyEqual()
-		v.cfg.Logf("verify: pass %d: all %d tables equal, each in snapshots of the same transactions (the last at the source's binlog %s) (%v; the applier waited %v)",
-			n, res.tables, res.last, took, v.gate.takeHeld().Round(time.Microsecond))
-		return
-	}
+	verified := res.tables - len(res.unverified)
 	var names []string
-	for _, t := range diff {
-		names = append(names, quote(t.DB)+"."+quote(t.Name))
+	seen := map[string]bool{}
+	for _, t := range res.differing {
+		if name := quote(t.DB) + "." + quote(t.Name); !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
 	}
-	what := fmt.Sprintf("%d of %d tables differ from the source: %s", len(diff), res.tables, strings.Join(names, ", "))
-	v.cfg.Metrics.VerifyDiffer(len(diff), "verification pass "+fmt.Sprint(n)+": "+what)
+	if len(names) == 0 && len(res.unsure) > 0 {
+		v.cfg.Logf("verify: pass %d: %d of %d tables equal; inconclusive for %s: a DDL was applied while the pass read them (the next pass will tell) (%v)",
+			n, verified-len(res.unsure), verified, strings.Join(res.unsure, ", "), took)
+		return
+	}
+	if len(names) == 0 {
+		v.cfg.Metrics.VerifyEqual()
+		v.cfg.Logf("verify: pass %d: all %d tables equal, each in snapshots of the same transactions (%d chunks, the last at the source's binlog %s) (%v; the applier waited %v)",
+			n, verified, res.chunks, res.last, took, v.gate.takeHeld().Round(time.Microsecond))
+		return
+	}
+	what := fmt.Sprintf("%d of %d tables differ from the source: %s", len(names), verified, strings.Join(names, ", "))
+	v.cfg.Metrics.VerifyDiffer(len(names), "verification pass "+fmt.Sprint(n)+": "+what)
 	v.cfg.Logf("verify: pass %d: %s (%v; the applier waited %v)", n, what, took, v.gate.takeHeld().Round(time.Microsecond))
-	for _, t := range diff {
-		v.cfg.Logf("verify:   %s: compared at the source's binlog %s", quote(t.DB)+"."+quote(t.Name), res.at[t])
+	for _, t := range res.differing {
+		in := ""
+		if r := res.rng[t]; r != "" {
+			in = " in the chunk " + r
+		}
+		v.cfg.Logf("verify:   %s%s: compared at the source's binlog %s", quote(t.DB)+"."+quote(t.Name), in, res.at[t])
 		for _, line := range describe(t) {
 			v.cfg.Logf("verify:   %s", line)
 		}
