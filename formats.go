@@ -44,9 +44,9 @@ func isEnvelope(format string) bool {
 	return false
 }
 
-// check validates the flags for format; ddl is whether --ddl asks for
-// DDL records.
-func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
+// check validates the flags for format (each format has DDL records:
+// --ddl goes with any).
+func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, _ bool) error {
 	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if format != "debezium" {
 		for _, n := range []string{"with-schema", "debezium-decimal-handling-mode", "debezium-time-precision-mode", "debezium-bigint-unsigned-handling-mode",
@@ -58,9 +58,6 @@ func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error
 	}
 	if format != "maxwell" && flagChanged(f, "maxwell-output-row-query") {
 		return bad("--maxwell-output-row-query needs --format maxwell", "--format maxwell --maxwell-output-row-query")
-	}
-	if ddl && (format == "debezium" || format == "maxwell") {
-		return bad("--format "+format+" has no DDL records: --ddl is for --format json or canal", "drop --ddl")
 	}
 	if isEnvelope(format) {
 		if _, err := o.encoder(format, ""); err != nil {
