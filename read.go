@@ -252,7 +252,7 @@ func (o *ReadOptions) pipelineOptions() (pipeline.Options, change.Position, erro
 		// statement: a schema history of the DDL read (the flavor
 		// follows the binlog).
 		popts.Schema = schemahist.New(false)
-		popts.DDLPerChange = o.Replay.Format == "maxwell"
+		popts.DDLSplit = ddlSplit(o.Replay.Format)
 	}
 	if o.StartPosition != "" {
 		if start, err = ParsePosition(o.StartPosition); err != nil {

@@ -71,8 +71,8 @@ type ColumnDef struct {
 	// "current_timestamp()"); HasDefault is false when there is none.
 	Default    string
 	HasDefault bool
-	// AutoIncrement: AUTO_INCREMENT.
-	AutoIncrement bool
+	// AutoIncrement: AUTO_INCREMENT. OnUpdate: ON UPDATE (CURRENT_TIMESTAMP).
+	AutoIncrement, OnUpdate bool
 	// Generated is "VIRTUAL" or "STORED" for a generated column.
 	Generated string
 	// Comment is the COMMENT's text, "" when none.

@@ -135,7 +135,7 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query, sche
 	if err := p.cov.CheckDDL(c); err != nil {
 		return err
 	}
-	if !p.opts.DDLPerChange {
+	if p.opts.DDLSplit == DDLWhole || (len(schema) == 0 && p.opts.DDLSplit == DDLPerChangeOrWhole) {
 		return p.writeDDLChange(ctx, c)
 	}
 	for i := range schema {
@@ -147,6 +147,21 @@ func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query, sche
 	}
 	return nil
 }
+
+// DDLSplit is how a DDL statement is written (Options.DDLSplit).
+type DDLSplit uint8
+
+const (
+	// DDLWhole: one change per statement.
+	DDLWhole DDLSplit = iota
+	// DDLPerChange: one change per table or database the statement
+	// changed, none for a statement that changed none (Maxwell).
+	DDLPerChange
+	// DDLPerChangeOrWhole: one change per table or database the
+	// statement changed, the statement whole when it changed none
+	// (Debezium).
+	DDLPerChangeOrWhole
+)
 
 func (p *Pipeline) writeDDLChange(ctx context.Context, c *change.Change) error {
 	if err := p.sink.Write(ctx, c); err != nil {

@@ -97,9 +97,10 @@ func TestGoldenFormats(t *testing.T) {
 }
 
 // TestFormatDDL: --ddl goes with every format (Maxwell's DDL records:
-// e2e/maxwell_ddl_test.go).
+// e2e/maxwell_ddl_test.go; Debezium's schema changes:
+// e2e/debezium_ddl_test.go).
 func TestFormatDDL(t *testing.T) {
-	for _, format := range []string{"maxwell"} {
+	for _, format := range []string{"maxwell", "debezium"} {
 		code, stdout, stderr := runCmd("read", "--format", format, "--ddl", shopBinlog)
 		if code != 0 || stdout == "" {
 			t.Errorf("--format %s --ddl: exit %d, stderr %q", format, code, stderr)
@@ -113,6 +114,7 @@ func TestFormatUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"read", "--format", "maxwell", "--with-schema", shopBinlog}, "--with-schema needs --format debezium"},
+		{[]string{"read", "--format", "debezium", "--with-schema", "--ddl", shopBinlog}, "has no schema for its schema change records"},
 		{[]string{"read", "--debezium-decimal-handling-mode", "string", shopBinlog}, "needs --format debezium"},
 		{[]string{"read", "--format", "debezium", "--debezium-decimal-handling-mode", "exact", shopBinlog}, `want precise or string or double, not "exact"`},
 		{[]string{"read", "--format", "debezium", "--debezium-time-precision-mode", "adaptive", shopBinlog}, "want adaptive_time_microseconds or connect"},
