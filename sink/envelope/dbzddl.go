@@ -103,12 +103,7 @@ func appendDbzTable(b []byte, d *change.TableDef) []byte {
 	b = append(b, `{"defaultCharsetName":`...)
 	b = appendNullString(b, d.Charset)
 	b = append(b, `,"primaryKeyColumnNames":[`...)
-	for i, n := range t.PKNames {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, n)
-	}
+	b = appendPKNames(b, t) // mxddl.go
 	b = append(b, `],"columns":[`...)
 	for i := range t.Columns {
 		if i > 0 {

@@ -80,12 +80,7 @@ func appendMaxwellDef(b []byte, d *change.TableDef) []byte {
 		b = appendMaxwellColumn(b, &t.Columns[i], typeName)
 	}
 	b = append(b, `],"primary-key":[`...)
-	for i, n := range t.PKNames {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, strings.ToLower(n)) // Maxwell's getPKList lower-cases
-	}
+	b = appendPKNames(b, t)
 	return append(b, "]}"...)
 }
 
@@ -154,4 +149,19 @@ func columnCharset(c *tablemap.Column) string {
 		return cs.Charset
 	}
 	return ""
+}
+
+// appendPKNames writes the primary key's column names, spelled as the
+// columns are (Maxwell's getPKList, Debezium's primaryKeyColumnNames).
+func appendPKNames(b []byte, t *tablemap.Table) []byte {
+	for i, n := range t.PKNames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if i < len(t.PrimaryKey) && t.PrimaryKey[i] >= 0 && t.PrimaryKey[i] < len(t.Columns) {
+			n = t.Columns[t.PrimaryKey[i]].Name
+		}
+		b = appendString(b, n)
+	}
+	return b
 }
