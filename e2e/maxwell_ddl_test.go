@@ -145,36 +145,48 @@ func TestMaxwellDDLRead(t *testing.T) {
 	}
 }
 
+// ddlRestart runs 'stream --ddl --format format --checkpoint' over the
+// statements create (then SIGTERM once seen is in the output), and,
+// restarted from the checkpoint, over alter, written while no stream
+// ran (until seen2); it returns the output and the start position.
+func ddlRestart(t *testing.T, srv *testserver.Server, format string, create, alter []string, seen, seen2 string) ([]byte, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
+	srv.Exec(t, "FLUSH BINARY LOGS")
+	file, off := stMasterPos(t, srv)
+	start := file + ":" + strconv.FormatUint(off, 10)
+	args := []string{"--source", srv.DSN(), "--start-position", start, "--ddl", "--format", format, "--output", out, "--checkpoint", cp}
+	has := func(s string) func() bool {
+		return func() bool { b, _ := os.ReadFile(out); return bytes.Contains(b, []byte(s)) }
+	}
+	r := stStart(t, dir, "run1", nil, args...)
+	srv.Exec(t, create...)
+	stPoll(t, time.Minute, r, seen, has(seen))
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit %d: %s", code, r.errText())
+	}
+	srv.Exec(t, alter...) // while no stream runs
+	r = stStart(t, dir, "run2", nil, args...)
+	stPoll(t, time.Minute, r, seen2, has(seen2))
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(time.Minute); code != 0 {
+		t.Fatalf("SIGTERM: exit %d: %s", code, r.errText())
+	}
+	b, _ := os.ReadFile(out)
+	return b, start
+}
+
 // TestMaxwellDDLStreamRestart: the schema history is restored from the
 // checkpoint, so the "old" of an ALTER TABLE read after a restart is the
 // table as the first run left it.
 func TestMaxwellDDLStreamRestart(t *testing.T) {
 	t.Parallel()
 	srv := testserver.Start(t, testserver.Options{})
-	dir := t.TempDir()
-	out, cp := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cp.json")
-	srv.Exec(t, "FLUSH BINARY LOGS")
-	file, off := stMasterPos(t, srv)
-	args := []string{"--source", srv.DSN(), "--start-position", file + ":" + strconv.FormatUint(off, 10), "--ddl", "--format", "maxwell",
-		"--output", out, "--checkpoint", cp}
-	has := func(s string) func() bool {
-		return func() bool { b, _ := os.ReadFile(out); return bytes.Contains(b, []byte(s)) }
-	}
-	r := stStart(t, dir, "run1", nil, args...)
-	srv.Exec(t, "CREATE DATABASE mxr", "CREATE TABLE mxr.t (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10) CHARACTER SET latin1)")
-	stPoll(t, time.Minute, r, "table-create", has(`"type":"table-create"`))
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("SIGTERM: exit %d: %s", code, r.errText())
-	}
-	srv.Exec(t, "ALTER TABLE mxr.t ADD COLUMN n BIGINT NOT NULL, DROP PRIMARY KEY") // while no stream runs
-	r = stStart(t, dir, "run2", nil, args...)
-	stPoll(t, time.Minute, r, "table-alter", has(`"type":"table-alter"`))
-	r.signal(syscall.SIGTERM)
-	if code := r.wait(time.Minute); code != 0 {
-		t.Fatalf("SIGTERM: exit %d: %s", code, r.errText())
-	}
-	b, _ := os.ReadFile(out)
+	b, start := ddlRestart(t, srv, "maxwell",
+		[]string{"CREATE DATABASE mxr", "CREATE TABLE mxr.t (id INT UNSIGNED PRIMARY KEY, v VARCHAR(10) CHARACTER SET latin1)"},
+		[]string{"ALTER TABLE mxr.t ADD COLUMN n BIGINT NOT NULL, DROP PRIMARY KEY"}, `"type":"table-create"`, `"type":"table-alter"`)
 	recs := mxDDLRecords(t, b, "mxr")
 	if len(recs) != 3 {
 		t.Fatalf("%d records, want database-create, table-create, table-alter:\n%s", len(recs), b)
@@ -184,9 +196,9 @@ func TestMaxwellDDLStreamRestart(t *testing.T) {
 	cs := *srv.QueryStrings(t, "SELECT @@character_set_server")[0][0]
 	mxDDLCheck(t, recs[1], `{"type":"table-create","database":"mxr","table":"t","def":`+def+`}`, cs)
 	mxDDLCheck(t, recs[2], `{"type":"table-alter","database":"mxr","table":"t","old":`+def+`,"def":`+def2+`}`, cs)
-	// The same records as 'read' makes of the whole binlog (from the
-	// same start).
-	want := stRead(t, srv, "--ddl", "--format", "maxwell", "--start-position", file+":"+strconv.FormatUint(off, 10))
+	// The same records as 'read' makes of the binlogs (from the same
+	// start).
+	want := stRead(t, srv, "--ddl", "--format", "maxwell", "--start-position", start)
 	norm := func(b []byte) []byte {
 		var keep [][]byte
 		for _, l := range bytes.Split(b, []byte("\n")) {
