@@ -70,3 +70,30 @@ func TestApplyChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterDefaultCharset: a table created without a character column
+// takes its CREATE session's default for a column an ALTER adds without
+// a character set (a guess, as for CREATE TABLE, checked by the
+// TABLE_MAPs), instead of being lost.
+func TestAlterDefaultCharset(t *testing.T) {
+	h := New(true)
+	const utf8mb4 = 45
+	h.Apply(Statement{SQL: "CREATE TABLE d.t (id INT PRIMARY KEY)", CollationServer: utf8mb4})
+	data, err := h.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err = Decode(data, "saved"); err != nil { // saved and restored, as a restart does
+		t.Fatal(err)
+	}
+	warns, sc := h.ApplyChanges(Statement{SQL: "ALTER TABLE d.t ADD COLUMN s VARCHAR(7)", CollationServer: 8})
+	if len(warns) > 0 || len(sc) != 1 || sc[0].New == nil {
+		t.Fatalf("%v %+v", warns, sc)
+	}
+	if c := sc[0].New.Table.Columns[1]; c.Collation != utf8mb4 || c.Length != 28 {
+		t.Errorf("s: collation %d, length %d; want %d, 28", c.Collation, c.Length, utf8mb4)
+	}
+	if cs := sc[0].New.Charset; cs != "utf8mb4" {
+		t.Errorf("table charset %q", cs)
+	}
+}

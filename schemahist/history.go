@@ -277,6 +277,14 @@ func (h *History) apply(st Statement, a Action) string {
 			return ""
 		}
 		sh, err := cur.sh.ApplyAlter(st.SQL, h.mariadb)
+		if err != nil && cur.sh.DefColl == 0 && cur.coll != 0 {
+			// A table created without a character column nor a default
+			// character set: its default is its CREATE session's, a guess
+			// as for a CREATE TABLE, which the TABLE_MAPs check.
+			g := cur.sh.Clone()
+			g.DefColl, g.Guessed = cur.coll, true
+			sh, err = g.ApplyAlter(st.SQL, h.mariadb)
+		}
 		if err != nil {
 			return h.lose(db, name, st.Pos, "binlogcdc did not read ALTER TABLE: "+err.Error())
 		}
