@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/internal/clock"
+	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink/envelope"
 )
 
@@ -45,7 +46,7 @@ func isEnvelope(format string) bool {
 }
 
 // check validates the flags for format; ddl is whether --ddl asks for
-// DDL records.
+// DDL records (every format has them).
 func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
 	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if format != "debezium" {
@@ -59,8 +60,8 @@ func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error
 	if format != "maxwell" && flagChanged(f, "maxwell-output-row-query") {
 		return bad("--maxwell-output-row-query needs --format maxwell", "--format maxwell --maxwell-output-row-query")
 	}
-	if ddl && (format == "debezium" || format == "maxwell") {
-		return bad("--format "+format+" has no DDL records: --ddl is for --format json or canal", "drop --ddl")
+	if ddl && format == "debezium" && o.WithSchema {
+		return bad("--format debezium --with-schema has no schema for its schema change records yet: leave out --with-schema or --ddl", "--format debezium --ddl")
 	}
 	if isEnvelope(format) {
 		if _, err := o.encoder(format, ""); err != nil {
@@ -85,4 +86,17 @@ func (o *EnvelopeOptions) encoder(format, name string) (envelope.Encoder, error)
 		opts.MaxwellRowQuery = o.RowQuery
 	}
 	return envelope.New(opts)
+}
+
+// ddlSplit is how format writes DDL statements: one Maxwell record per
+// table or database changed, one Debezium schema change per table (or
+// per statement about none), one record per statement otherwise.
+func ddlSplit(format string) pipeline.DDLSplit {
+	switch format {
+	case "maxwell":
+		return pipeline.DDLPerChange
+	case "debezium":
+		return pipeline.DDLPerChangeOrWhole
+	}
+	return pipeline.DDLWhole
 }

@@ -3,6 +3,7 @@ package binlogcdc
 import (
 	"context"
 	"fmt"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"io"
 	"os"
 	"strconv"
@@ -246,6 +247,13 @@ func (o *ReadOptions) pipelineOptions() (pipeline.Options, change.Position, erro
 		return popts, start, UsageError{Msg: err.Error(), Hint: "--tables shop.orders --tables 'shop.*'"}
 	}
 	popts.DDL, popts.RowQuery = o.DDL, o.Replay.Envelope.RowQuery
+	if o.DDL && (o.Replay.Format == "maxwell" || o.Replay.Format == "debezium") {
+		// Their DDL records describe each table before and after the
+		// statement: a schema history of the DDL read (the flavor
+		// follows the binlog).
+		popts.Schema = schemahist.New(false)
+		popts.DDLSplit = ddlSplit(o.Replay.Format)
+	}
 	if o.StartPosition != "" {
 		if start, err = ParsePosition(o.StartPosition); err != nil {
 			return popts, start, UsageError{Msg: "--start-position: " + err.Error(), Hint: "--start-position binlog.000042:4"}

@@ -410,7 +410,7 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 		Sink: sk,
 		Options: pipeline.Options{Filter: filter, DDL: o.DDL, Accounts: o.Replay.Accounts, Replaying: rp != nil, Logf: warnf(stderr), Metrics: mx,
 			RowQuery: cfg.AnnotateRows, OnCommit: onCommit, Coverage: cov, ApplyFrom: applyFrom, UnknownXA: unknownXA, Schema: schema,
-			BeforeCommit: histToTarget},
+			BeforeCommit: histToTarget, DDLSplit: ddlSplit(o.Replay.Format)},
 		Retryable: retryable,
 		Logf:      logf,
 	}

@@ -126,6 +126,10 @@ type Change struct {
 	TimeZone string
 	// Touches is, for DDL, what the statement is about (nil when unknown).
 	Touches *Touches
+	// Schema is, for DDL read with a schema history, the tables and
+	// databases the statement changed, before and after (schema.go); nil
+	// without a history, or when the statement changed none it knows of.
+	Schema []SchemaChange
 }
 
 // Touches is what a DDL statement is about, as binlogcdc reads it.

@@ -124,16 +124,46 @@ func (p *Pipeline) mixed(ev *binlog.Event, st ddl.Statement, what string) error 
 }
 
 // writeDDL passes a DDL statement on when the filters select it.
-func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query) error {
+func (p *Pipeline) writeDDL(ctx context.Context, ev *binlog.Event, q query, schema []change.SchemaChange) error {
 	c, err := p.ddlChange(ev, q)
 	if err != nil || c == nil {
 		return err
 	}
+	c.Schema = schema
 	c.Time, c.TimeMicro = p.eventTime(ev)
 	c.ServerID = ev.Header.ServerID
 	if err := p.cov.CheckDDL(c); err != nil {
 		return err
 	}
+	if p.opts.DDLSplit == DDLWhole || (len(schema) == 0 && p.opts.DDLSplit == DDLPerChangeOrWhole) {
+		return p.writeDDLChange(ctx, c)
+	}
+	for i := range schema {
+		one := *c
+		one.Schema = schema[i : i+1]
+		if err := p.writeDDLChange(ctx, &one); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DDLSplit is how a DDL statement is written (Options.DDLSplit).
+type DDLSplit uint8
+
+const (
+	// DDLWhole: one change per statement.
+	DDLWhole DDLSplit = iota
+	// DDLPerChange: one change per table or database the statement
+	// changed, none for a statement that changed none (Maxwell).
+	DDLPerChange
+	// DDLPerChangeOrWhole: one change per table or database the
+	// statement changed, the statement whole when it changed none
+	// (Debezium).
+	DDLPerChangeOrWhole
+)
+
+func (p *Pipeline) writeDDLChange(ctx context.Context, c *change.Change) error {
 	if err := p.sink.Write(ctx, c); err != nil {
 		p.opts.Metrics.SinkError()
 		return err

@@ -84,6 +84,11 @@ type Options struct {
 	// (tablemap.Column.Generated). It is used from Run's goroutine only:
 	// OnCommit may save it.
 	Schema *schemahist.History
+	// DDLSplit is how a DDL statement is written (with DDL set): whole
+	// (DDLWhole), or one change per table or database it changed
+	// (change.Change.Schema, one element each), as Maxwell's and
+	// Debezium's DDL records are.
+	DDLSplit DDLSplit
 	// BeforeCommit, if set, runs before the sink commits a transaction:
 	// the place to hand the sink what it saves with that transaction
 	// (the schema history on a target).

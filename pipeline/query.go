@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
+	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/schemahist"
 )
 
@@ -56,14 +57,18 @@ func (p *Pipeline) handleQuery(ctx context.Context, ev *binlog.Event, q query) e
 			return err
 		}
 	}
+	var schema []change.SchemaChange
 	if p.opts.Schema != nil && !p.tx.skip {
-		for _, w := range p.opts.Schema.Apply(schemahist.Statement{SQL: q.sql, DB: q.db, Pos: ev.Pos,
-			CollationServer: q.collServer, CollationDatabase: q.collDB}) {
+		p.opts.Schema.SetFlavor(p.ev.MariaDB)
+		warns, sc := p.opts.Schema.ApplyChanges(schemahist.Statement{SQL: q.sql, DB: q.db, Pos: ev.Pos,
+			CollationServer: q.collServer, CollationDatabase: q.collDB})
+		for _, w := range warns {
 			p.logf("%s", w)
 		}
+		schema = sc
 	}
 	if !p.tx.skip && !p.tx.collect && p.opts.DDL {
-		if err := p.writeDDL(ctx, ev, q); err != nil { // ddl.go
+		if err := p.writeDDL(ctx, ev, q, schema); err != nil { // ddl.go
 			return err
 		}
 	} else if !p.tx.skip {

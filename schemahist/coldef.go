@@ -42,6 +42,7 @@ type colDef struct {
 type colAttrs struct {
 	def, onUpdate, comment string
 	Generated              string
+	autoInc                bool // AUTO_INCREMENT
 }
 
 func (a colAttrs) String() string {
@@ -243,6 +244,8 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 	for ; i < len(def); i++ {
 		t := def[i]
 		switch {
+		case t.Is("AUTO_INCREMENT"):
+			d.attrs.autoInc = true
 		case t.Is("UNSIGNED"), t.Is("ZEROFILL"):
 			c.Unsigned = true
 		case t.Is("SIGNED"):

@@ -111,6 +111,11 @@ type entry struct {
 	// unknown says why the table follows its TABLE_MAP only.
 	unknown string
 	view    *Table // built on demand from sh
+	// coll is the table's default collation as its CREATE TABLE's
+	// session gave it (the database's, or the server's), for describing
+	// a table whose statement named none and that has no character
+	// column (ApplyChanges); 0 when not known.
+	coll uint32
 }
 
 // maxChecked bounds the TABLE_MAPs remembered as checked.
@@ -223,7 +228,7 @@ func (h *History) apply(st Statement, a Action) string {
 				}
 				return ""
 			}
-			h.set(db, name, &entry{sh: from.sh.Clone(), pos: st.Pos})
+			h.set(db, name, &entry{sh: from.sh.Clone(), pos: st.Pos, coll: from.coll})
 			return ""
 		case !a.Usable:
 			// CREATE TABLE … SELECT does not list all its columns: the
@@ -233,12 +238,12 @@ func (h *History) apply(st Statement, a Action) string {
 			return ""
 		}
 		sh, err := shapeFromCreate(st.SQL, nil, 0, h.mariadb, true)
-		e := &entry{pos: st.Pos}
+		guess := st.CollationServer
+		if st.CollationDatabase != 0 && strings.EqualFold(db, st.DB) {
+			guess = st.CollationDatabase
+		}
+		e := &entry{pos: st.Pos, coll: guess}
 		if err != nil {
-			guess := st.CollationServer
-			if st.CollationDatabase != 0 && strings.EqualFold(db, st.DB) {
-				guess = st.CollationDatabase
-			}
 			if guess != 0 {
 				sh, err = shapeFromCreate(st.SQL, nil, guess, h.mariadb, true)
 				e.createSQL = st.SQL
@@ -272,11 +277,19 @@ func (h *History) apply(st Statement, a Action) string {
 			return ""
 		}
 		sh, err := cur.sh.ApplyAlter(st.SQL, h.mariadb)
+		if err != nil && cur.sh.DefColl == 0 && cur.coll != 0 {
+			// A table created without a character column nor a default
+			// character set: its default is its CREATE session's, a guess
+			// as for a CREATE TABLE, which the TABLE_MAPs check.
+			g := cur.sh.Clone()
+			g.DefColl, g.Guessed = cur.coll, true
+			sh, err = g.ApplyAlter(st.SQL, h.mariadb)
+		}
 		if err != nil {
 			return h.lose(db, name, st.Pos, "binlogcdc did not read ALTER TABLE: "+err.Error())
 		}
 		sh.Notes = nil
-		h.set(db, name, &entry{sh: sh, pos: st.Pos})
+		h.set(db, name, &entry{sh: sh, pos: st.Pos, coll: cur.coll})
 	case ActDropDB:
 		for k, e := range h.tables {
 			if e.db == db {
@@ -309,7 +322,7 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 			if sh, err := shapeFromCreate(e.createSQL, t, 0, h.mariadb, true); err == nil {
 				sh.Notes = nil
 				if why, ok = agrees(sh.T, t); ok {
-					h.set(t.DB, t.Name, &entry{sh: sh, pos: e.pos})
+					h.set(t.DB, t.Name, &entry{sh: sh, pos: e.pos, coll: e.coll})
 					e = h.tables[key(t.DB, t.Name)]
 				}
 			}

@@ -37,6 +37,7 @@ type savedTable struct {
 	DefColl   uint32                `json:"default_collation,omitempty"`
 	Guessed   bool                  `json:"collation_guessed,omitempty"`
 	CreateSQL string                `json:"create_sql,omitempty"`
+	Coll      uint32                `json:"create_collation,omitempty"`
 	TypeNames map[string]string     `json:"type_names,omitempty"`
 	Columns   map[string]savedAttrs `json:"columns,omitempty"`
 }
@@ -46,13 +47,14 @@ type savedAttrs struct {
 	OnUpdate  string `json:"on_update,omitempty"`
 	Comment   string `json:"comment,omitempty"`
 	Generated string `json:"generated,omitempty"`
+	AutoInc   bool   `json:"auto_increment,omitempty"`
 }
 
 // MarshalJSON encodes the history (see the layout above).
 func (h *History) MarshalJSON() ([]byte, error) {
 	s := savedHistory{Version: formatVersion, MariaDB: h.mariadb, Tables: []savedTable{}}
 	for _, e := range h.tables {
-		t := savedTable{DB: e.db, Name: e.name, File: e.pos.File, Offset: e.pos.Offset, Unknown: e.unknown, CreateSQL: e.createSQL}
+		t := savedTable{DB: e.db, Name: e.name, File: e.pos.File, Offset: e.pos.Offset, Unknown: e.unknown, CreateSQL: e.createSQL, Coll: e.coll}
 		if e.sh != nil {
 			t.Table, t.DefColl, t.Guessed = e.sh.T, e.sh.DefColl, e.sh.Guessed
 			if len(e.sh.TypeNames) > 0 {
@@ -65,7 +67,7 @@ func (h *History) MarshalJSON() ([]byte, error) {
 				if t.Columns == nil {
 					t.Columns = map[string]savedAttrs{}
 				}
-				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated}
+				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc}
 			}
 		}
 		s.Tables = append(s.Tables, t)
@@ -89,7 +91,7 @@ func Decode(data []byte, name string) (*History, error) {
 	}
 	h := New(s.MariaDB)
 	for _, t := range s.Tables {
-		e := &entry{pos: change.Position{File: t.File, Offset: t.Offset}, unknown: t.Unknown, createSQL: t.CreateSQL}
+		e := &entry{pos: change.Position{File: t.File, Offset: t.Offset}, unknown: t.Unknown, createSQL: t.CreateSQL, coll: t.Coll}
 		if t.Table != nil && t.Unknown == "" {
 			if err := validTable(t.Table); err != nil {
 				return nil, fmt.Errorf("schemahist: %s: table %s: %w", name, quoteName(t.DB, t.Name), err)
@@ -99,7 +101,7 @@ func Decode(data []byte, name string) (*History, error) {
 				sh.TypeNames[strings.ToLower(k)] = v
 			}
 			for k, a := range t.Columns {
-				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated}
+				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated, autoInc: a.AutoInc}
 			}
 			e.sh = sh
 		} else if t.Unknown == "" {

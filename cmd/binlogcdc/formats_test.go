@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,14 +97,25 @@ func TestGoldenFormats(t *testing.T) {
 	}
 }
 
+// TestFormatDDL: --ddl goes with every format (Maxwell's DDL records:
+// e2e/maxwell_ddl_test.go; Debezium's schema changes:
+// e2e/debezium_ddl_test.go).
+func TestFormatDDL(t *testing.T) {
+	for _, format := range []string{"maxwell", "debezium"} {
+		code, stdout, stderr := runCmd("read", "--format", format, "--ddl", shopBinlog)
+		if code != 0 || stdout == "" {
+			t.Errorf("--format %s --ddl: exit %d, stderr %q", format, code, stderr)
+		}
+	}
+}
+
 func TestFormatUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"read", "--format", "debezium", "--ddl", shopBinlog}, "--format debezium has no DDL records"},
-		{[]string{"read", "--format", "maxwell", "--ddl", shopBinlog}, "--format maxwell has no DDL records"},
 		{[]string{"read", "--format", "maxwell", "--with-schema", shopBinlog}, "--with-schema needs --format debezium"},
+		{[]string{"read", "--format", "debezium", "--with-schema", "--ddl", shopBinlog}, "has no schema for its schema change records"},
 		{[]string{"read", "--debezium-decimal-handling-mode", "string", shopBinlog}, "needs --format debezium"},
 		{[]string{"read", "--format", "debezium", "--debezium-decimal-handling-mode", "exact", shopBinlog}, `want precise or string or double, not "exact"`},
 		{[]string{"read", "--format", "debezium", "--debezium-time-precision-mode", "adaptive", shopBinlog}, "want adaptive_time_microseconds or connect"},
@@ -244,5 +256,71 @@ func TestFormatsMySQL(t *testing.T) {
 	_, dbz, _ = runCmd("read", "--format", "debezium", "--with-schema", vectorBinlog)
 	if !strings.Contains(dbz, `"vector_column":[1.1,2.2,3.3]`) || !strings.Contains(dbz, `"items":{"type":"float","optional":false},"optional":false,"name":"io.debezium.data.FloatVector"`) {
 		t.Errorf("VECTOR column: %s", dbz)
+	}
+}
+
+// TestKafkaDebeziumDDL: with --format debezium --ddl the schema change
+// records go to the topic <prefix>, Debezium's schema change topic,
+// keyed {"databaseName":…}, the same values as 'read' writes.
+func TestKafkaDebeziumDDL(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Cluster(t)
+	prefix := kafkatest.Prefix(t)
+	args := []string{"read", "--format", "debezium", "--ddl", "--to", "kafka://" + strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, shopBinlog}
+	if code, _, stderr := runCmd(args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, lines, _ := runCmd("read", "--format", "debezium", "--ddl", shopBinlog)
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		if strings.Contains(l, `"databaseName":`) {
+			want = append(want, strings.ReplaceAll(l, `"name":"binlogcdc"`, `"name":"`+prefix+`"`))
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no schema change records in the sample")
+	}
+	recs := kafkatest.Consume(t, brokers, []string{prefix}, false)
+	if len(recs) != len(want) {
+		t.Fatalf("%d records on %s, want %d", len(recs), prefix, len(want))
+	}
+	ts := regexp.MustCompile(`"ts_ms":\d+,"databaseName"`)
+	for i, r := range recs {
+		if string(r.Key) != `{"databaseName":"shop"}` {
+			t.Errorf("record %d: key %s", i, r.Key)
+		}
+		got, w := ts.ReplaceAllString(string(r.Value), "TS"), ts.ReplaceAllString(want[i], "TS")
+		if got != w {
+			t.Errorf("record %d:\n got  %s\n want %s", i, got, w)
+		}
+	}
+}
+
+// TestKafkaMaxwellDDL: Maxwell's DDL records on <prefix>.schema-changes,
+// closed without "xid" and "commit" (they are held for the transaction's
+// end as every Maxwell record), keyed by a UUID as Maxwell keys them.
+func TestKafkaMaxwellDDL(t *testing.T) {
+	t.Parallel()
+	brokers := kafkatest.Cluster(t)
+	prefix := kafkatest.Prefix(t)
+	args := []string{"read", "--format", "maxwell", "--ddl", "--to", "kafka://" + strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, shopBinlog}
+	if code, _, stderr := runCmd(args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, lines, _ := runCmd("read", "--format", "maxwell", "--ddl", shopBinlog)
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		if strings.Contains(l, `"type":"table-`) || strings.Contains(l, `"type":"database-`) {
+			want = append(want, l)
+		}
+	}
+	recs := kafkatest.Consume(t, brokers, []string{prefix + ".schema-changes"}, false)
+	if len(recs) != len(want) || len(want) == 0 {
+		t.Fatalf("%d records, want %d", len(recs), len(want))
+	}
+	for i, r := range recs {
+		if string(r.Value) != want[i] || len(r.Key) != 36 {
+			t.Errorf("record %d: key %s\n got  %s\n want %s", i, r.Key, r.Value, want[i])
+		}
 	}
 }

@@ -286,6 +286,19 @@ func appendCanalValue(b []byte, col *tablemap.Column, v change.Value) []byte {
 	return appendStringBytes(b, v.Bytes())
 }
 
+// charLength is a CHAR or VARCHAR column's length in characters (its
+// byte length over its character set's longest character).
+func charLength(c *tablemap.Column) int {
+	coll, ok := charset.LookupFlavor(c.Collation, false)
+	if !ok {
+		coll, ok = charset.LookupFlavor(c.Collation, true)
+	}
+	if !ok || coll.MaxLen <= 1 {
+		return c.Length
+	}
+	return (c.Length + coll.MaxLen - 1) / coll.MaxLen
+}
+
 // mysqlType is the column's type as Canal's mysqlType shows it
 // (lower-case SQL type text).
 func mysqlType(c *tablemap.Column) string {
@@ -299,16 +312,7 @@ func mysqlType(c *tablemap.Column) string {
 		}
 		return name
 	}
-	chars := func() int {
-		coll, ok := charset.LookupFlavor(c.Collation, false)
-		if !ok {
-			coll, ok = charset.LookupFlavor(c.Collation, true)
-		}
-		if !ok || coll.MaxLen <= 1 {
-			return c.Length
-		}
-		return (c.Length + coll.MaxLen - 1) / coll.MaxLen
-	}
+	chars := func() int { return charLength(c) }
 	labels := func(name string, l []string) string {
 		q := make([]string, len(l))
 		for i, s := range l {

@@ -12,9 +12,9 @@ import (
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
-func errNoDDL(format string) error {
-	return errors.New("envelope: --format " + format + " has no DDL records (leave out --ddl)")
-}
+// errNoDDLSchema: the schema change records have no Kafka Connect schema
+// yet (Options.WithSchema).
+var errNoDDLSchema = errors.New("envelope: --format debezium --with-schema has no schema for its schema change records (leave out --with-schema or --ddl)")
 
 // The Kafka Connect schemas of Debezium's records, as JsonConverter
 // writes them with schemas.enable=true: built once per table.

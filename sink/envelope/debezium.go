@@ -97,7 +97,10 @@ func (d *debezium) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 
 func (d *debezium) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	if c.Op == change.DDL {
-		return b, errNoDDL("debezium")
+		if d.opts.WithSchema {
+			return b, errNoDDLSchema
+		}
+		return d.appendSchemaChange(b, c), nil // dbzddl.go
 	}
 	if err := checkFull("debezium", c, c.Before); c.Before != nil && err != nil {
 		return b, err
@@ -188,6 +191,14 @@ func (d *debezium) appendRow(b []byte, k *dbzTable, t *tablemap.Table, row chang
 // AppendKey writes the primary key struct {"col":value,…}; tables
 // without a primary key have a null key, as in Debezium.
 func (d *debezium) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
+	if c.Op == change.DDL { // SchemaChangeKey
+		db := c.DB
+		if len(c.Schema) > 0 {
+			db = c.Schema[0].DB
+		}
+		b = append(b, `{"databaseName":`...)
+		return append(appendString(b, db), '}'), true
+	}
 	if c.After != nil {
 		return d.appendKey(b, c, c.After, c.Before)
 	}

@@ -48,6 +48,12 @@ type Encoder interface {
 	AppendTail(dst []byte, tx change.TxEnd, last bool) []byte
 }
 
+// SchemaTopicNamer is implemented by formats whose DDL records go to a
+// topic of their own naming on Kafka (Debezium: the topic prefix).
+type SchemaTopicNamer interface {
+	SchemaTopic(prefix string) string
+}
+
 // KeySplitter is implemented by formats that publish an update which
 // changed the primary key as a delete of the old key and an insert of
 // the new one (Debezium does): the sinks write the two changes

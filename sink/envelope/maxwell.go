@@ -19,6 +19,10 @@ type maxwell struct {
 	file     string // the last position's file, and it JSON-escaped
 	fileJSON []byte
 	pieces
+	// txRows: the open transaction has row records. One without (DDL
+	// records only) closes them without "xid" and "commit", as Maxwell's
+	// DDL records have neither.
+	txRows bool
 }
 
 type mxTable struct {
@@ -63,6 +67,13 @@ func (m *maxwell) NeedsTail() bool { return true }
 // AppendTail writes "xid" (when an XID event committed the transaction)
 // and "commit":true on the transaction's last row.
 func (m *maxwell) AppendTail(b []byte, tx change.TxEnd, last bool) []byte {
+	rows := m.txRows
+	if last {
+		m.txRows = false
+	}
+	if !rows {
+		return append(b, '}')
+	}
 	if tx.Xid != 0 {
 		b = append(b, `,"xid":`...)
 		b = strconv.AppendUint(b, tx.Xid, 10)
@@ -84,8 +95,9 @@ func (m *maxwell) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 
 func (m *maxwell) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	if c.Op == change.DDL {
-		return b, errNoDDL("maxwell")
+		return m.appendDDL(b, c), nil // mxddl.go
 	}
+	m.txRows = true
 	k := m.table(c.Table)
 	b = append(b, k.head...)
 	if m.query && c.Query != "" {
@@ -212,6 +224,10 @@ func sameValue(a, b change.Value) bool {
 // AppendKey writes Maxwell's "hash" key: {"database":…,"table":…,
 // "pk.col":value,…}.
 func (m *maxwell) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
+	if c.Op == change.DDL {
+		// Maxwell keys a DDL record with a random UUID (DDLMap.pkToJson).
+		return appendUUID(b), true
+	}
 	if c.Table == nil {
 		return b, false
 	}

@@ -154,8 +154,16 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// SchemaTopic is the topic of DDL records.
-func (o Options) SchemaTopic() string { return o.withDefaults().TopicPrefix + ".schema-changes" }
+// SchemaTopic is the topic of DDL records: "<prefix>.schema-changes", or
+// the one the Format names (Debezium's schema change topic is its
+// topic.prefix itself).
+func (o Options) SchemaTopic() string {
+	prefix := o.withDefaults().TopicPrefix
+	if f, ok := o.Format.(envelope.SchemaTopicNamer); ok {
+		return f.SchemaTopic(prefix)
+	}
+	return prefix + ".schema-changes"
+}
 
 // CheckpointTopic is the topic of resume points (with ExactlyOnce).
 func (o Options) CheckpointTopic() string { return o.withDefaults().TopicPrefix + ".checkpoints" }
