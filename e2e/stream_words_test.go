@@ -107,7 +107,7 @@ func TestStreamPurgedHintWorks(t *testing.T) {
 				c, _ := checkpoint.Load(cp)
 				return c != nil
 			}
-			return stVal(t, dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc'") == "1" &&
+			return stVal(t, dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'binlogcdc' AND TABLE_NAME = 'checkpoint'") == "1" &&
 				stVal(t, dst, "SELECT COUNT(*) FROM binlogcdc.checkpoint WHERE replica = 'p''q' AND file <> ''") == "1"
 		})
 		f, end := insert()
