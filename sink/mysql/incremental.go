@@ -26,26 +26,7 @@ func (s *Sink) IncrementalState() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wait()
-	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + incrementalTable + ` (
-  replica VARCHAR(191) NOT NULL,
-  state LONGBLOB NOT NULL,
-  updated DATETIME(6) NOT NULL,
-  PRIMARY KEY (replica)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: the progress of incremental snapshots; updated in the same transaction as the checkpoint'`); err != nil {
-		return nil, fmt.Errorf("target: creating %s: %w", incrementalTable, err)
-	}
-	r, err := s.conn.Execute("SELECT state FROM "+incrementalTable+" WHERE replica = ?", s.opts.Replica)
-	if err != nil {
-		return nil, fmt.Errorf("target: reading %s: %w", incrementalTable, err)
-	}
-	if len(r.Values) == 0 {
-		return nil, nil
-	}
-	b, _ := r.GetString(0, 0)
-	if b == "" {
-		return nil, nil
-	}
-	return []byte(b), nil
+	return s.replicaBlob(incrementalTable, "state", "the progress of incremental snapshots")
 }
 
 // SetState makes the next Commit save state in binlogcdc.incremental,

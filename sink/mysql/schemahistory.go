@@ -15,17 +15,25 @@ func (s *Sink) SchemaHistory() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.wait()
-	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + schemaHistoryTable + ` (
+	return s.replicaBlob(schemaHistoryTable, "history", "the schema history of the stream")
+}
+
+// replicaBlob creates table (replica, col LONGBLOB, updated), one row per
+// replica and updated in the same transaction as the checkpoint, when
+// missing, and returns the replica's saved value (nil: none). what says
+// what it holds (the table's comment).
+func (s *Sink) replicaBlob(table, col, what string) ([]byte, error) {
+	if _, err := s.conn.Execute("CREATE TABLE IF NOT EXISTS " + table + ` (
   replica VARCHAR(191) NOT NULL,
-  history LONGBLOB NOT NULL,
+  ` + col + ` LONGBLOB NOT NULL,
   updated DATETIME(6) NOT NULL,
   PRIMARY KEY (replica)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: the schema history of the stream; updated in the same transaction as the checkpoint'`); err != nil {
-		return nil, fmt.Errorf("target: creating %s: %w", schemaHistoryTable, err)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='binlogcdc: ` + what + `; updated in the same transaction as the checkpoint'`); err != nil {
+		return nil, fmt.Errorf("target: creating %s: %w", table, err)
 	}
-	r, err := s.conn.Execute("SELECT history FROM "+schemaHistoryTable+" WHERE replica = ?", s.opts.Replica)
+	r, err := s.conn.Execute("SELECT "+col+" FROM "+table+" WHERE replica = ?", s.opts.Replica)
 	if err != nil {
-		return nil, fmt.Errorf("target: reading %s: %w", schemaHistoryTable, err)
+		return nil, fmt.Errorf("target: reading %s: %w", table, err)
 	}
 	if len(r.Values) == 0 {
 		return nil, nil
