@@ -11,6 +11,8 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -79,7 +81,7 @@ func before(a, b change.Position) bool { return a.Before(b) }
 
 type alterEvent struct {
 	ev   *Event
-	info *alterInfo
+	info *schemahist.AlterInfo
 }
 
 // Incarnation is one life of a table: from its CREATE (or from before
@@ -107,7 +109,7 @@ type Incarnation struct {
 
 	// The CREATE TABLE statement, when it defines the columns itself.
 	createSQL  string
-	createName tableName
+	createName sqllex.TableName
 	createDB   string
 	// inherit is the incarnation a TRUNCATE replaced: same columns.
 	inherit *Incarnation
@@ -240,9 +242,9 @@ func (c *catalog) seen(db, name string, pos change.Position) {
 
 // ddl applies one DDL statement.
 func (c *catalog) ddl(ev *Event) {
-	for _, a := range parseDDL(ev.SQL, ev.DB) {
+	for _, a := range schemahist.ParseDDL(ev.SQL, ev.DB) {
 		switch a.Kind {
-		case actCreate:
+		case schemahist.ActCreate:
 			if cur := c.holder(a.T.DB, a.T.Name, ev.Pos, false); cur != nil {
 				if a.IfNotExists && !a.OrReplace {
 					continue // a no-op: the table exists
@@ -260,12 +262,12 @@ func (c *catalog) ddl(ev *Event) {
 			if a.Usable {
 				o.createSQL, o.createName, o.createDB = ev.SQL, a.T, ev.DB
 			}
-		case actDrop:
+		case schemahist.ActDrop:
 			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
 				c.end(cur, ev, Dropped)
 			}
-		case actTruncate:
+		case schemahist.ActTruncate:
 			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, true)
 			s := cur.current()
 			c.end(cur, ev, Truncated)
@@ -273,18 +275,18 @@ func (c *catalog) ddl(ev *Event) {
 			o.inherit = cur
 			o.createSQL, o.createName, o.createDB = cur.createSQL, cur.createName, cur.createDB
 			o.alteredBefore = cur.alteredBefore || len(cur.alters) > 0
-		case actRename:
+		case schemahist.ActRename:
 			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
 				c.closeSpan(cur, ev)
 				c.open(cur, a.To.DB, a.To.Name, ev.Pos, ev)
 			}
-		case actAlter:
+		case schemahist.ActAlter:
 			cur := c.holder(a.T.DB, a.T.Name, ev.Pos, !a.IfExists)
 			if cur != nil {
 				cur.alters = append(cur.alters, alterEvent{ev: ev, info: a.Alter})
 			}
-		case actDropDB:
+		case schemahist.ActDropDB:
 			db := strings.ToLower(a.T.DB)
 			var victims []*Incarnation
 			for _, o := range c.current {
@@ -381,7 +383,7 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 			case "XA":
 				// XA START opens a transaction; XA END/PREPARE/COMMIT are
 				// bookkeeping inside or after one.
-				if toks := lex(q.SQL[:min(len(q.SQL), 64)]); len(toks) > 1 && toks[1].Is("START") {
+				if toks := sqllex.Lex(q.SQL[:min(len(q.SQL), 64)]); len(toks) > 1 && toks[1].Is("START") {
 					if !inTx && stopHere() {
 						return c, nil
 					}
@@ -428,11 +430,11 @@ func scan(ctx context.Context, o Options, start, stop change.Position) (*catalog
 // firstWord returns the statement's first keyword, upper-cased. It lexes
 // only the statement's head (all of it when a long comment fills that).
 func firstWord(sql string) string {
-	toks := lex(sql[:min(len(sql), 256)])
+	toks := sqllex.Lex(sql[:min(len(sql), 256)])
 	if len(toks) == 0 && len(sql) > 256 {
-		toks = lex(sql)
+		toks = sqllex.Lex(sql)
 	}
-	if len(toks) == 0 || toks[0].Kind != tWord {
+	if len(toks) == 0 || toks[0].Kind != sqllex.Word {
 		return ""
 	}
 	return strings.ToUpper(toks[0].Text)

@@ -10,6 +10,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -297,7 +299,7 @@ func isIdentity(m *mapping) bool {
 
 type origin struct {
 	idx     int // in the table before; -1: added by an ALTER
-	add     *colOp
+	add     *schemahist.ColOp
 	alterAt change.Position
 }
 
@@ -321,14 +323,14 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 			op := &a.info.Ops[k]
 			name := strings.ToLower(op.Name)
 			switch op.Kind {
-			case opRename:
+			case schemahist.OpRename:
 				if o, ok := cur[name]; ok {
 					delete(cur, name)
 					cur[strings.ToLower(op.To)] = o
 				}
-			case opDrop:
+			case schemahist.OpDrop:
 				delete(cur, name)
-			case opAdd:
+			case schemahist.OpAdd:
 				cur[name] = origin{idx: -1, add: op, alterAt: a.ev.Pos}
 			}
 		}
@@ -337,7 +339,7 @@ func (cv *converter) step(from, to *tablemap.Table, stages []stage) *mapping {
 	ignore := false
 	for _, st := range stages {
 		if st.alter != nil {
-			if toks := lex(st.alter.ev.SQL[:min(len(st.alter.ev.SQL), 64)]); len(toks) > 2 && (toks[1].Is("IGNORE") || toks[2].Is("IGNORE")) {
+			if toks := sqllex.Lex(st.alter.ev.SQL[:min(len(st.alter.ev.SQL), 64)]); len(toks) > 2 && (toks[1].Is("IGNORE") || toks[2].Is("IGNORE")) {
 				ignore = true
 			}
 		}
@@ -398,7 +400,7 @@ func typeText(c *tablemap.Column) string {
 
 // fillValue is the value a column added by ALTER TABLE (op; nil: unknown)
 // has in the rows that existed before it, and a note when it is a guess.
-func fillValue(c *tablemap.Column, op *colOp, at change.Position, sess session) (change.Value, string) {
+func fillValue(c *tablemap.Column, op *schemahist.ColOp, at change.Position, sess session) (change.Value, string) {
 	where := fmt.Sprintf("the ALTER TABLE at %s:%d", at.File, at.Offset)
 	if op != nil && op.AutoInc {
 		return implicitDefault(c), fmt.Sprintf("column %s was added by %s with AUTO_INCREMENT: the numbers the server gave the rows written before it are not in the binlog (they get %s)",

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -109,7 +110,7 @@ func TestRewriteCreate(t *testing.T) {
 		{"CREATE TABLE `t` (\n  `d` int NOT NULL\n) ENGINE=InnoDB START TRANSACTION",
 			"CREATE TABLE `new`.`t2` (\n  `d` int NOT NULL\n) ENGINE=InnoDB", ""},
 	} {
-		as := parseDDL(c.sql, "x")
+		as := schemahist.ParseDDL(c.sql, "x")
 		got, warn := rewriteCreate(c.sql, as[0].T, "new", "t2", final, false)
 		if got != c.want || !strings.Contains(warn, c.warn) || (c.warn == "" && warn != "") {
 			t.Errorf("%s\n got %q (%s)\nwant %q", c.sql, got, warn, c.want)

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -138,7 +139,7 @@ func TestConverter(t *testing.T) {
 		intCol("mystery", true),
 	}, PrimaryKey: []int{0}}
 	alter := func(off uint64, sql string) alterEvent {
-		as := parseDDL(sql, "d")
+		as := schemahist.ParseDDL(sql, "d")
 		return alterEvent{ev: &Event{Pos: pos(off), SQL: sql}, info: as[0].Alter}
 	}
 	a1 := alter(200, "ALTER TABLE t CHANGE b b2 INT, DROP COLUMN gone, ADD s VARCHAR(10) NOT NULL DEFAULT 'x', ADD n INT NOT NULL")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/internal/charset"
+	"github.com/binlogcdc/binlogcdc/internal/sqllex"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -130,7 +132,7 @@ const ddlNote = "-- Rebuilt by binlogcdc from the binlog's CREATE TABLE and ALTE
 // the derived final table: the types a TABLE_MAP cannot name (UUID,
 // INET4, INET6) as the DDL named them, each column's DEFAULT, ON UPDATE
 // and COMMENT clauses, and the note.
-func fromDDL(sql string, final *tablemap.Table, sh *shape, mariadb bool) string {
+func fromDDL(sql string, final *tablemap.Table, sh *schemahist.Shape, mariadb bool) string {
 	sql = strings.Replace(sql, tablemap.CreateTableNote, ddlNote, 1)
 	for i := range final.Columns {
 		c := &final.Columns[i]
@@ -160,7 +162,7 @@ func fromDDL(sql string, final *tablemap.Table, sh *shape, mariadb bool) string 
 // lostByTableMap lists what a CREATE TABLE built from a MariaDB TABLE_MAP
 // may have lost beyond tablemap.CreateTableNote: the types it cannot name
 // and column visibility. Columns the DDL history named are left out.
-func lostByTableMap(final *tablemap.Table, sh *shape, mariadb bool) []string {
+func lostByTableMap(final *tablemap.Table, sh *schemahist.Shape, mariadb bool) []string {
 	if !mariadb {
 		return nil
 	}
@@ -190,11 +192,11 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // some text columns to the database's default (which the target's may
 // not share), the table's DEFAULT CHARSET and COLLATE are pinned to what
 // the TABLE_MAP says those columns had.
-func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Table, mariadb bool) (string, string) {
+func rewriteCreate(sql string, n sqllex.TableName, db, name string, final *tablemap.Table, mariadb bool) (string, string) {
 	rest := sql[n.End:]
 	// MySQL 8.0.21+ logs CREATE TABLE … SELECT as "CREATE TABLE t (…)
 	// START TRANSACTION" followed by the rows: a clause for the applier only.
-	if toks := lex(rest); len(toks) >= 2 && toks[len(toks)-2].Is("START") && toks[len(toks)-1].Is("TRANSACTION") {
+	if toks := sqllex.Lex(rest); len(toks) >= 2 && toks[len(toks)-2].Is("START") && toks[len(toks)-1].Is("TRANSACTION") {
 		rest = rest[:toks[len(toks)-2].Start]
 	}
 	out := "CREATE TABLE " + quoteName(db, name) + rest
@@ -202,7 +204,7 @@ func rewriteCreate(sql string, n tableName, db, name string, final *tablemap.Tab
 	if final == nil {
 		return out, ""
 	}
-	coll, err := defaultCollation(out, final)
+	coll, err := schemahist.DefaultCollation(out, final)
 	if err != nil {
 		return out, err.Error()
 	}

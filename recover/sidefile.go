@@ -2,11 +2,11 @@ package recovery
 
 import (
 	"fmt"
-	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"os"
 	"path/filepath"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 )
 
 // Large values. Pebble would hold a value in its batch, its memtable and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -31,9 +32,9 @@ func sameTable(a, b *tablemap.Table) bool {
 }
 
 type stage struct {
-	t     *tablemap.Table // nil: unknown
-	shape *shape          // the derivation (nil: none)
-	alter *alterEvent     // the ALTER that began it (nil for stage 0)
+	t     *tablemap.Table   // nil: unknown
+	shape *schemahist.Shape // the derivation (nil: none)
+	alter *alterEvent       // the ALTER that began it (nil for stage 0)
 	// fromMap: t is a TABLE_MAP, not a derivation.
 	fromMap bool
 }
@@ -75,7 +76,7 @@ func (h *History) stages(inc *Incarnation) ([]stage, []string) {
 		if len(maps) > 0 {
 			first = maps[0].t
 		}
-		sh, err := shapeFromCreate(inc.createSQL, first, guess, h.MariaDB)
+		sh, err := schemahist.ShapeFromCreate(inc.createSQL, first, guess, h.MariaDB)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("binlogcdc did not read the CREATE TABLE statement: %v", err))
 		} else {
@@ -144,10 +145,10 @@ func (st *stage) settle(m *tablemap.Table, what string) string {
 		}
 	}
 	if st.shape == nil {
-		st.shape = fromTableMap(m)
+		st.shape = schemahist.FromTableMap(m)
 		return note
 	}
-	st.t = withVisibility(m, st.shape.T)
+	st.t = schemahist.WithVisibility(m, st.shape.T)
 	st.shape.T = st.t
 	return note
 }

@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"io"
 	"os"
 	"time"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/bigbuf"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 

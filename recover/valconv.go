@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -147,7 +148,7 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 			b = append(b, v.Bytes()...)
 		case catText:
 			var ok bool
-			if b, ok = encodeText(string(v.Bytes()), from.Collation); !ok {
+			if b, ok = schemahist.EncodeText(string(v.Bytes()), from.Collation); !ok {
 				return implicitDefault(to), false
 			}
 		default:
