@@ -123,21 +123,9 @@ func (p *Pipeline) xaOutcome(ctx context.Context, ev *binlog.Event, q query) err
 			// It takes effect where it commits: the coverage
 			// reconciles it there.
 			c.GTID, c.Time, c.TimeMicro, c.CommitPos = p.tx.gtid, ts, micro, ev.Pos
-			if !p.cov.Empty() {
-				keep, err := p.cov.Reconcile(c)
-				if err != nil {
-					return err
-				}
-				if !keep {
-					continue
-				}
-			}
-			if err := p.sink.Write(ctx, c); err != nil {
-				p.opts.Metrics.SinkError()
+			if err := p.emit(ctx, c); err != nil {
 				return err
 			}
-			p.countOp(c.Op)
-			p.Stats.Rows++
 		}
 	}
 	return p.commit(ctx, ev)

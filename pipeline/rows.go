@@ -100,21 +100,9 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		if p.tx.collect {
 			continue
 		}
-		if !p.cov.Empty() {
-			keep, err := p.cov.Reconcile(c)
-			if err != nil {
-				return err
-			}
-			if !keep {
-				continue
-			}
-		}
-		if err := p.sink.Write(ctx, c); err != nil {
-			p.opts.Metrics.SinkError()
+		if err := p.emit(ctx, c); err != nil {
 			return err
 		}
-		p.countOp(c.Op)
-		p.Stats.Rows++
 	}
 	p.tx.lastRowsPos, p.tx.nextRow = ev.Pos, base+len(changes)
 	if h.StmtEnd && !p.tx.explicit && p.tx.open {
@@ -129,4 +117,22 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 type heldXA struct {
 	start   change.Position
 	changes []change.Change
+}
+
+// emit hands one row change to the sink, after the snapshot coverage
+// has reconciled it (a change the snapshot already holds is dropped).
+func (p *Pipeline) emit(ctx context.Context, c *change.Change) error {
+	if !p.cov.Empty() {
+		keep, err := p.cov.Reconcile(c)
+		if err != nil || !keep {
+			return err
+		}
+	}
+	if err := p.sink.Write(ctx, c); err != nil {
+		p.opts.Metrics.SinkError()
+		return err
+	}
+	p.countOp(c.Op)
+	p.Stats.Rows++
+	return nil
 }
