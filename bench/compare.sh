@@ -23,6 +23,11 @@
 #             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones)
+#             The same again on the bulk-load shape (RTX=50000: 50,000-row
+#             INSERT ... SELECT transactions, one 100k-row UPDATE, one
+#             DELETE), on one connection and with --parallel 2
+#   snapshot  bench/snapshot.sh: binlogcdc snapshot vs mariadb-dump
+#             --single-transaction of 1.5M rows (rows/s, server CPU)
 #   memory    bench/memory.sh: peak RSS and CPU of recover at 300k / 1M /
 #             3M rows (RECOVER_ROWS), beside the in-memory rebuild's CPU
 #             (its SQL compared with cmp), and peak RSS of read / read
@@ -30,9 +35,11 @@
 #             Alone: bench/compare.sh memory
 #   live      binlogcdc stream: lag from commit to JSON line at a steady
 #             rate (bench/lag), p50 and p99
-#   summary   the scale targets of issue 15 (recover RSS, large-row RSS,
-#             replay vs LOAD DATA, read rows per CPU-second, stream vs
-#             read CPU), each beside this run's figure: met or not
+#   summary   the scale targets of issues 15 and 26 (recover RSS, large-row
+#             RSS, replay vs LOAD DATA on both shapes, replay CPU vs read
+#             CPU, snapshot vs mariadb-dump, read rows per CPU-second on
+#             each shape, stream vs read CPU, live lag, read's RSS), each
+#             beside this run's figure: met or not
 #
 # It builds everything, generates the input with bench/gen.sh (cached in
 # $BENCH_DIR, default /tmp/binlogcdc-bench), runs each pair $RUNS times
@@ -106,9 +113,9 @@ loaddata() {
 	local rw lw
 	rw=$(median "$RES/ld-replay$tag")
 	lw=$(median "$RES/ld-load$tag")
-	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw" >"$RES/loaddata$tag.kv"
+	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2)" >"$RES/loaddata$tag.kv"
 	cat <<-EOF
-	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
+	replay of $(basename "$d")/replay.binlog ($(case ${RTX:-1000} in 1) echo "1.11M one-row transactions" ;; 1000) echo "transactions of 1000 inserts, 100 updates or 10 deletes" ;; *) echo "INSERT ... SELECT transactions of ${RTX} rows, one 100k-row UPDATE, one 10k-row DELETE" ;; esac)) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
 	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")
 	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
@@ -137,35 +144,52 @@ catchup() {
 	log "catch-up done (load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
-# summary prints the scale targets (issue 15) beside this run's figures,
-# each from the results above: met or not.
+# summary prints the scale targets (issues 15 and 26) beside this run's
+# figures, each from the results above: met or not.
 summary() {
 	kv() { sed -n "s/.*\<$2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
 	verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN {ok = (d == "le") ? v <= t : v >= t; print ok ? "met" : "NOT met"}'; }
-	local rec rowmb lim ldr ldp rps cur k v
+	perc() { awk -v r="$1" -v c="$2" 'BEGIN {printf "%.0f", r/c}'; }
+	local rec rowmb lim k v r c
 	rec=$(kv "$RES/memory.kv" recover_max_mib)
 	rowmb=$(kv "$RES/memory.kv" bigrow_mib)
-	lim=$(awk -v r="$rowmb" 'BEGIN {print 2*r+64}')
-	ldr=$(kv "$RES/loaddata.kv" ratio)
-	rps=$(awk -v c="$rbc" 'BEGIN {printf "%.0f", 1110000/c}')
-	cur=$(cuv ratio)
+	lim=$(awk -v r="$rowmb" 'BEGIN {print 1.5*r+64}')
 	echo
-	echo "scale targets (issue 15), every figure from this run"
+	echo "scale targets (issues 15 and 26), every figure from this run"
 	row "recover peak RSS, largest of $(kv "$RES/memory.kv" recover_sizes) rows" "$rec MiB" "<= 128 MiB: $(verdict "$rec" 128 le)"
-	local btm
-	btm=$(kv "$RES/memory.kv" bigtx_recover_max_mib)
-	row "recover peak RSS, big transactions (bench/gen.sh bigtx)" "$btm MiB" "<= 128 MiB: $(verdict "$btm" 128 le)"
+	rec=$(kv "$RES/memory.kv" bigtx_recover_max_mib)
+	row "recover peak RSS, big transactions (bench/gen.sh bigtx)" "$rec MiB" "<= 128 MiB: $(verdict "$rec" 128 le)"
 	rec=$(kv "$RES/memory.kv" recover_cpu_ratio)
 	row "recover CPU on disk / in memory ($(kv "$RES/memory.kv" recover_cpu_rows) rows)" "${rec}x" "<= 1.5x: $(verdict "$rec" 1.5 le)"
 	tr ' ' '\n' <"$RES/memory.kv" | sed -n 's/^bigrow_\(.*\)_mib=\(.*\)/\1 \2/p' | while read -r k v; do
-		row "one $rowmb MiB row, peak RSS: $k" "$v MiB" "<= 2x row + 64 MiB: $(verdict "$v" "$lim" le)"
+		row "one $rowmb MiB row, peak RSS: $k" "$v MiB" "<= 1.5x row + 64 MiB: $(verdict "$v" "$lim" le)"
 	done
-	row "replay vs LOAD DATA INFILE (speed ratio)" "${ldr}x" ">= 0.8x: $(verdict "$ldr" 0.8 ge)"
-	ldp=$(kv "$RES/loaddata-parallel.kv" ratio)
-	row "the same with --parallel 2" "${ldp}x" ">= 0.8x: $(verdict "$ldp" 0.8 ge)"
+	for k in "":"1000-row transactions, one connection":0.8 -parallel:"1000-row transactions, --parallel 2":1.0 \
+		-bulk:"50,000-row INSERT ... SELECT, one connection":0.8 -bulkparallel:"50,000-row INSERT ... SELECT, --parallel 2":1.0; do
+		IFS=: read -r tag r v <<<"$k"
+		row "replay vs LOAD DATA INFILE: $r" "$(kv "$RES/loaddata$tag.kv" ratio)x" ">= ${v}x: $(verdict "$(kv "$RES/loaddata$tag.kv" ratio)" "$v" ge)"
+	done
 	row "the same with --load-data (LOAD DATA LOCAL)" "$(kv "$RES/loaddata-loaddata.kv" ratio)x" "(for comparison)"
-	row "read, row changes per CPU-s (replay.binlog)" "$rps" ">= 1.5M: $(verdict "$rps" 1500000 ge)"
-	row "stream catch-up CPU / read CPU (into a pipe)" "${cur}x" "<= 1.5x: $(verdict "$cur" 1.5 le)"
+	c=$(ratio "$(kv "$RES/loaddata.kv" replay_cpu)" "$rbc")
+	row "replay CPU / read CPU, replay-tx1000/replay.binlog" "${c}x" "<= 2x: $(verdict "$c" 2 le)"
+	c=$(ratio "$(kv "$RES/loaddata-bulk.kv" replay_cpu)" "$rbulkc")
+	row "replay CPU / read CPU, replay-tx50000/replay.binlog" "${c}x" "<= 2x: $(verdict "$c" 2 le)"
+	r=$(ratio "$(snapv binlogcdc 3)" "$(snapv mariadb-dump 3)")
+	row "snapshot rows/s / mariadb-dump's (1.5M rows)" "${r}x" ">= 1.0x: $(verdict "$r" 1 ge)"
+	c=$(ratio "$(snapv binlogcdc 6)" "$(snapv mariadb-dump 6)")
+	row "snapshot server CPU / mariadb-dump's" "${c}x" "<= 1.1x: $(verdict "$c" 1.1 le)"
+	r=$(perc "$wl_events" "$bc")
+	row "read, row changes per CPU-s: one-row transactions" "$r" ">= 1.0M: $(verdict "$r" 1000000 ge)"
+	r=$(perc 1000000 "$bigc")
+	row "read, row changes per CPU-s: one 1M-row transaction" "$r" ">= 1.5M: $(verdict "$r" 1500000 ge)"
+	r=$(perc "$btrows" "$btc")
+	row "read, row changes per CPU-s: bench/gen.sh bigtx" "$r" ">= 2M: $(verdict "$r" 2000000 ge)"
+	row "read, row changes per CPU-s: 1000-row transactions" "$(perc 1110000 "$rbc")" "(for comparison)"
+	echo "no regressions (issue 26)"
+	row "live lag p99 at $(lagv rate) rows/s" "$(lagv p99_ms) ms" "was 1.2 ms"
+	row "stream catch-up CPU / read CPU (into a pipe)" "$(cuv ratio)x" "<= 1.5x: $(verdict "$(cuv ratio)" 1.5 le)"
+	r=$(mib "$(maxcol "$RES/binlogcdc" 2)")
+	row "peak RSS of read (workload.binlog)" "$r MiB" "<= 30 MiB: $(verdict "$r" 30 le)"
 }
 
 log "building binlogcdc, goparse, lag"
@@ -230,6 +254,19 @@ log "read: $RUNS runs on $(basename "$(dirname "$RB")")/$(basename "$RB") (1M in
 for i in $(seq 1 "$RUNS"); do
 	timed replayread "$BIN/binlogcdc" read "$RB"
 done
+bench/gen.sh bigtx
+BT=$BENCH_DIR/data/bigtx-recover/bigtx.binlog
+btrows=$("$BIN/binlogcdc" read "$BT" 2>>"$LOG" | wc -l)
+log "read: $RUNS runs on bigtx-recover/$(basename "$BT") ($btrows rows: 50,000-row and 1M-row INSERT ... SELECT, a 100k-row UPDATE, a DELETE)"
+for i in $(seq 1 "$RUNS"); do
+	timed bigtxrecover "$BIN/binlogcdc" read "$BT"
+done
+RTX=50000 bench/gen.sh replay
+RBULK=$BENCH_DIR/data/replay-tx50000/replay.binlog
+log "read: $RUNS runs on replay-tx50000/$(basename "$RBULK")"
+for i in $(seq 1 "$RUNS"); do
+	timed replaybulkread "$BIN/binlogcdc" read "$RBULK"
+done
 log "memory: $RUNS runs on $(basename "$BIG") (one transaction of 1M rows)"
 for i in $(seq 1 "$RUNS"); do
 	timed bigtx "$BIN/binlogcdc" read "$BIG"
@@ -265,6 +302,18 @@ fi
 ld=$(loaddata)
 ldp=$(REPLAY_FLAGS="--parallel 2" LD_TAG=-parallel loaddata)
 ldl=$(REPLAY_FLAGS="--load-data" LD_TAG=-loaddata loaddata)
+ldb=$(RTX=50000 LD_TAG=-bulk loaddata)
+ldbp=$(RTX=50000 REPLAY_FLAGS="--parallel 2" LD_TAG=-bulkparallel loaddata)
+log "snapshot: bench/snapshot.sh, $RUNS runs (load $(cut -d' ' -f1-3 /proc/loadavg))"
+READERS= RUNS=$RUNS bench/snapshot.sh >"$RES/snapshot" 2>>"$LOG" ||
+	{ echo "compare: snapshot failed, see $LOG" >&2; exit 1; }
+# snapv NAME FIELD: a field of bench/snapshot.sh's median line for NAME
+# ($3 seconds, $5 rows/s, $8 peak RSS, $11 CPU, $15 server CPU).
+snapv() {
+	local f
+	case $2 in 3) f=5 ;; 6) f=15 ;; *) f=$2 ;; esac
+	awk -v n="$1" -v f="$f" '$1 == n && $2 == "median" {print $f}' "$RES/snapshot"
+}
 mem=$(MEM_KV=$RES/memory.kv bench/memory.sh)
 
 catchup
@@ -284,6 +333,8 @@ b=$(median "$RES/binlogcdc")
 bc=$(cpu "$RES/binlogcdc")
 bigc=$(cpu "$RES/bigtx")
 rbc=$(cpu "$RES/replayread")
+rbulkc=$(cpu "$RES/replaybulkread")
+btc=$(cpu "$RES/bigtxrecover")
 m=$(median "$RES/mariadb-binlog")
 g=$(median "$RES/goparse")
 rb=$(median "$RES/replay-binlogcdc")
@@ -305,6 +356,8 @@ binlogcdc read, row changes per CPU-second (user+sys, median of $RUNS)
 $(row "$(basename "$WL") ($wl_events rows, one per transaction)" "$(awk -v r="$wl_events" -v c="$bc" 'BEGIN {printf "%.0f", r/c}')" "$bc CPU-s")
 $(row "$(basename "$BIG") (1M rows in one transaction)" "$(awk -v c="$bigc" 'BEGIN {printf "%.0f", 1000000/c}')" "$bigc CPU-s")
 $(row "replay-tx1000/replay.binlog (1.11M rows, 1000 a transaction)" "$(awk -v c="$rbc" 'BEGIN {printf "%.0f", 1110000/c}')" "$rbc CPU-s")
+$(row "replay-tx50000/replay.binlog (1.11M rows, bulk transactions)" "$(awk -v c="$rbulkc" 'BEGIN {printf "%.0f", 1110000/c}')" "$rbulkc CPU-s")
+$(row "bigtx-recover/bigtx.binlog ($btrows rows, bench/gen.sh bigtx)" "$(awk -v r="$btrows" -v c="$btc" 'BEGIN {printf "%.0f", r/c}')" "$btc CPU-s")
 
 stream --from earliest catching up on $(basename "$WL") vs read of it (CPU-s, median of $RUNS; same output)
 $(row "into a pipe: stream / read" "$(cuv stream) / $(cuv read)" "stream $(cuv ratio)x read's CPU")
@@ -324,6 +377,13 @@ $ld
 $ldp
 
 $ldl
+
+$ldb
+
+$ldbp
+
+snapshot of 1.5M rows (bench/snapshot.sh, median of $RUNS)
+$(grep median "$RES/snapshot" | sed 's/^/  /')
 
 $mem
 
