@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -181,4 +182,69 @@ func TestArchiveReadS3(t *testing.T) {
 	if out, errs, code := run("read", "S3"); code == 0 || len(out) > 0 || !strings.Contains(errs, "lacks "+m.Files[1].Name+", which its manifest lists") {
 		t.Errorf("missing: exit %d, %d bytes\n%s", code, len(out), errs)
 	}
+}
+
+// TestArchiveReadS3Failover: an archive with a later server history
+// (history-2, after a failover), uploaded: the bucket holds both
+// histories' manifests, and read s3://… (also from the switch's GTID
+// position) gives what read DIR gave, every transaction of the promoted
+// replica's binlog once.
+func TestArchiveReadS3Failover(t *testing.T) {
+	a, r := foPair(t, true)
+	arWrite(t, a, 0, 12, 5)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "arch")
+	run := arStart(t, tmp, "a", "--source", a.DSN(), "--dir", dir, "--heartbeat", "1s")
+	arWaitWhole(t, run, a, dir)
+	run.kill9()
+	arWrite(t, a, 12, 6, 3) // not archived before A dies
+	foCatchUp(t, a, r)
+	foPromote(t, a, r)
+	arWrite(t, r, 18, 8, 4)
+	r.FlushLogs(t)
+
+	back := s3mem.New()
+	if err := back.CreateBucket("binlogs"); err != nil {
+		t.Fatal(err)
+	}
+	store := httptest.NewServer(gofakes3.New(back).Server())
+	defer store.Close()
+	env := []string{"AWS_ACCESS_KEY_ID=binlogcdc-test", "AWS_SECRET_ACCESS_KEY=s3cr3t-never-printed", "AWS_REGION=us-east-1"}
+	if _, errs, code := runCLI(t, env, "archive", "--source", r.DSN(), "--dir", dir, "--stop-at-end",
+		"--upload", "s3://binlogs/db1", "--upload-endpoint", store.URL); code != 0 {
+		t.Fatalf("archive: exit %d\n%s", code, errs)
+	}
+	for _, key := range []string{"db1/binlogcdc-archive.json", "db1/history-2/binlogcdc-archive.json"} {
+		if _, err := back.HeadObject("binlogs", key); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+	}
+	var m struct {
+		Switch struct {
+			After string `json:"after"`
+		} `json:"switch"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "history-2", "binlogcdc-archive.json"))
+	if err := json.Unmarshal(b, &m); err != nil || m.Switch.After == "" {
+		t.Fatalf("history-2's switch: %v\n%s", err, b)
+	}
+	want := arRun(t, "read", "--ddl", dir)
+	wantAfter := arRun(t, "read", "--ddl", dir, "--start-gtid", m.Switch.After)
+	foSame(t, "read DIR across the failover", want, stRead(t, r, "--ddl"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s3 := func(args ...string) []byte {
+		t.Helper()
+		out, errs, code := runCLI(t, env, append([]string{"read", "--ddl", "s3://binlogs/db1", "--s3-endpoint", store.URL}, args...)...)
+		if code != 0 {
+			t.Fatalf("read s3:// %v: exit %d\n%s", args, code, errs)
+		}
+		if !strings.Contains(errs, "across 2 server histories") && len(args) == 0 {
+			t.Errorf("stderr:\n%s", errs)
+		}
+		return out
+	}
+	stSameOutput(t, "read s3:// across the failover", s3(), want)
+	stSameOutput(t, "read s3:// --start-gtid at the switch", s3("--start-gtid", m.Switch.After), wantAfter)
 }
