@@ -50,9 +50,15 @@ func (r *Reader) Local() bool { return false }
 
 func (r *Reader) Path(name string) string { return "s3://" + r.t.Bucket + "/" + r.t.Prefix + name }
 
-// ReadFile reads the (small) object name whole.
+// ReadFile reads the (small) object name whole. A missing one in a
+// bucket that is not there says so (a GET answers both alike).
 func (r *Reader) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	rc, err := r.Open(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ok, berr := r.t.c.BucketExists(ctx, r.t.Bucket); berr == nil && !ok {
+			return nil, fmt.Errorf("%s: the bucket %s does not exist", r.Path(name), r.t.Bucket)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,9 +113,14 @@ func (r *Reader) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	if err != nil {
 		obj.Close()
 		if seen && minio.ToErrorResponse(err).Code == "PreconditionFailed" {
-			return nil, fmt.Errorf("%s was replaced since it was checked: nothing of it was read; read again", r.Path(name))
+			return nil, fmt.Errorf("%s was replaced since it was checked (ETag %s): nothing of it was read; read again", r.Path(name), etag)
 		}
 		return nil, r.err("read", name, err)
+	}
+	if seen && st.ETag != etag {
+		// A store that ignores If-Match (some S3-compatible ones do).
+		obj.Close()
+		return nil, fmt.Errorf("%s was replaced since it was checked (ETag %s, then %s): nothing of it was read; read again", r.Path(name), etag, st.ETag)
 	}
 	if !seen {
 		r.mu.Lock()
@@ -126,9 +137,7 @@ func (r *Reader) err(op, name string, err error) error {
 	case "NoSuchKey":
 		return fmt.Errorf("%s: no such object: %w", r.Path(name), fs.ErrNotExist)
 	case "NoSuchBucket":
-		return fmt.Errorf("%s: the bucket %s does not exist (%w)", r.Path(name), r.t.Bucket, errNoBucket)
+		return fmt.Errorf("%s: the bucket %s does not exist", r.Path(name), r.t.Bucket)
 	}
 	return fmt.Errorf("cannot %s %s: %w", op, r.Path(name), err)
 }
-
-var errNoBucket = errors.New("s3up: no such bucket")
