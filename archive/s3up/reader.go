@@ -56,7 +56,7 @@ func (r *Reader) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	rc, err := r.Open(ctx, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		if ok, berr := r.t.c.BucketExists(ctx, r.t.Bucket); berr == nil && !ok {
-			return nil, fmt.Errorf("%s: the bucket %s does not exist", r.Path(name), r.t.Bucket)
+			return nil, r.noBucket(name)
 		}
 	}
 	if err != nil {
@@ -137,7 +137,16 @@ func (r *Reader) err(op, name string, err error) error {
 	case "NoSuchKey":
 		return fmt.Errorf("%s: no such object: %w", r.Path(name), fs.ErrNotExist)
 	case "NoSuchBucket":
-		return fmt.Errorf("%s: the bucket %s does not exist", r.Path(name), r.t.Bucket)
+		return r.noBucket(name)
 	}
-	return fmt.Errorf("cannot %s %s: %w", op, r.Path(name), err)
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &archive.Error{Msg: fmt.Sprintf("cannot %s %s: %v", op, r.Path(name), err),
+		Hint: "check the store's address (--s3-endpoint; AWS S3 without it), the network, and the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or MINIO_*, ~/.aws/credentials, AWS_REGION)"}
+}
+
+func (r *Reader) noBucket(name string) error {
+	return &archive.Error{Msg: fmt.Sprintf("%s: the bucket %s does not exist", r.Path(name), r.t.Bucket),
+		Hint: "give the s3://BUCKET/PREFIX that 'binlogcdc archive --upload' sends to (and --s3-endpoint for its store)"}
 }
