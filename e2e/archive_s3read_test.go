@@ -118,10 +118,26 @@ func TestArchiveReadS3(t *testing.T) {
 	}
 	want := ok("read", dir)
 	wantSQL := ok("read", dir, "--format", "sql")
+	wantBack := ok("read", dir, "--flashback")
 	wantGTID := ok("read", dir, "--start-gtid", gtid)
 	wantU := ok("recover", "--table", "db.u", dir)
 	if len(want) == 0 || len(wantGTID) == 0 || len(wantGTID) >= len(want) || !bytes.Contains(wantU, []byte("'b'")) {
 		t.Fatalf("read DIR: %d bytes, from %s %d; recover:\n%s", len(want), gtid, len(wantGTID), wantU)
+	}
+	// Expired here by --keep-size after their upload: the files stay in
+	// the bucket, and its manifest lists them as before.
+	if _, errs, code := runCLI(t, env, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end",
+		"--compress", "zstd", "--upload", "s3://binlogs/db1", "--upload-endpoint", store.URL, "--keep-size", "1"); code != 0 || !strings.Contains(errs, "expired ") {
+		t.Fatalf("archive --keep-size 1: exit %d\n%s", code, errs)
+	}
+	obj, err = back.GetObject("binlogs", "db1/binlogcdc-archive.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm2, _ := io.ReadAll(obj.Contents)
+	obj.Contents.Close()
+	if !bytes.Equal(bm2, bm) || !arKeepManifest(t, dir)[0].Expired {
+		t.Errorf("the bucket's manifest after the local expiry:\n%s", bm2)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -137,6 +153,7 @@ func TestArchiveReadS3(t *testing.T) {
 		}
 	}
 	stSameOutput(t, "read s3:// --format sql", ok("read", "S3", "--format", "sql"), wantSQL)
+	stSameOutput(t, "read s3:// --flashback", ok("read", "S3", "--flashback"), wantBack)
 	gets.take()
 	stSameOutput(t, "read s3:// --start-gtid", ok("read", "S3", "--start-gtid", gtid), wantGTID)
 	n := gets.take()
