@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // uploadPending uploads every complete file of every history not
@@ -185,8 +186,8 @@ func (a *archiver) uploadManifests(ctx context.Context) error {
 	a.locked(func() {
 		for _, d := range a.chain() {
 			bm := bucketManifest(d.m)
-			if len(bm.Files) == 0 {
-				continue
+			if !slices.ContainsFunc(bm.Files, func(e *FileEntry) bool { return !e.Expired }) {
+				continue // no file in the store yet
 			}
 			var b []byte
 			if b, err = json.MarshalIndent(bm, "", "  "); err != nil {
