@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
@@ -194,7 +195,31 @@ func (c *chain) checkSum(f *planFile) error {
 		return missingFile(c.st, f, err)
 	}
 	defer rc.Close()
-	return checkSum(rc, f.path, f.e)
+	r := &readErr{r: rc}
+	err = checkSum(r, f.path, f.e)
+	if err != nil && r.err != nil {
+		// The store failed, not the file: no damage to report.
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		return &Error{Msg: fmt.Sprintf("cannot read %s to check it: %v; nothing was read", f.path, r.err),
+			Hint: "check the store and the network, then read again"}
+	}
+	return err
+}
+
+// readErr remembers the error of its reader other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (x *readErr) Read(p []byte) (int, error) {
+	n, err := x.r.Read(p)
+	if err != nil && err != io.EOF {
+		x.err = err
+	}
+	return n, err
 }
 
 // scanOpen measures the file f being written (scanOpen): only in a

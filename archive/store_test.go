@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,13 +13,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // memStore is an archive in a store (Local false), in memory; opens
 // counts the opens of each file.
 type memStore struct {
-	files map[string][]byte
-	opens map[string]int
+	files    map[string][]byte
+	opens    map[string]int
+	failRead string // a file whose reads fail half way
 }
 
 func (s *memStore) String() string          { return "mem://a/" }
@@ -49,6 +52,9 @@ func (s *memStore) Open(ctx context.Context, name string) (io.ReadCloser, error)
 		return nil, err
 	}
 	s.opens[name]++
+	if name == s.failRead {
+		return io.NopCloser(io.MultiReader(bytes.NewReader(b[:len(b)/2]), iotest.ErrReader(errors.New("connection reset")))), nil
+	}
 	return io.NopCloser(bytes.NewReader(b)), nil
 }
 
@@ -106,6 +112,10 @@ func TestPlanReadStore(t *testing.T) {
 	st.files["binlog.000002"] = append([]byte("x"), st.files["binlog.000002"][1:]...)
 	if _, err := PlanReadStore(context.Background(), st, ReadRange{}); err == nil || !strings.Contains(err.Error(), "the archive's mem://a/binlog.000002 is damaged") {
 		t.Errorf("damaged: %v", err)
+	}
+	st.failRead = "binlog.000002"
+	if _, err := PlanReadStore(context.Background(), st, ReadRange{}); err == nil || !strings.Contains(err.Error(), "cannot read mem://a/binlog.000002 to check it: connection reset") || strings.Contains(err.Error(), "damaged") {
+		t.Errorf("a read error: %v", err)
 	}
 	delete(st.files, "binlog.000002")
 	if _, err := PlanReadStore(context.Background(), st, ReadRange{}); err == nil || !strings.Contains(err.Error(), "lacks binlog.000002, which its manifest lists") {
