@@ -95,7 +95,11 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 		if err != nil {
 			return nil, UsageError{Msg: err.Error(), Hint: "binlogcdc read s3://backups/db1-binlogs (--s3-endpoint http://host:port for a store other than AWS S3)"}
 		}
-		plan, err := archive.PlanReadStore(context.Background(), st, r)
+		ctx := remote.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		plan, err := archive.PlanReadStore(ctx, st, r)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,10 @@ type RemoteOptions struct {
 	// S3Endpoint: --s3-endpoint, the store an s3:// archive is read from
 	// ("": AWS S3), as archive's --upload-endpoint.
 	S3Endpoint string
+	// Ctx, if set, bounds the requests to the store of an s3:// archive
+	// (CheckFlags plans the read and checks its files; the read then
+	// opens them): cancelled, they stop.
+	Ctx context.Context
 
 	// Warnf, if set, is told when reading files stops at a ROTATE whose
 	// file is not there (binlog.FileSource.Warnf).

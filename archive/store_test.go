@@ -117,6 +117,11 @@ func TestPlanReadStore(t *testing.T) {
 	if _, err := PlanReadStore(context.Background(), st, ReadRange{}); err == nil || !strings.Contains(err.Error(), "cannot read mem://a/binlog.000002 to check it: connection reset") || strings.Contains(err.Error(), "damaged") {
 		t.Errorf("a read error: %v", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a signal while the file is checked
+	if _, err := PlanReadStore(ctx, st, ReadRange{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
 	delete(st.files, "binlog.000002")
 	if _, err := PlanReadStore(context.Background(), st, ReadRange{}); err == nil || !strings.Contains(err.Error(), "lacks binlog.000002, which its manifest lists") {
 		t.Errorf("missing: %v", err)

@@ -72,6 +72,7 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
+	o.Remote.Ctx = ctx // an s3:// archive's requests end at a signal
 	files, cleanup, err := o.CheckFlags(f, f.Args())
 	defer cleanup()
 	if err != nil {
