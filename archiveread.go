@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/binlogcdc/binlogcdc/archive"
+	"github.com/binlogcdc/binlogcdc/archive/s3up"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
@@ -71,10 +72,13 @@ func (o *FindOptions) check(replay bool, kafka bool) error {
 }
 
 // archiveDir returns the one FILE argument when it is a directory (an
-// archive, or a mistake PlanRead names), else "".
+// archive, or a mistake PlanRead names) or an s3:// archive, else "".
 func archiveDir(args []string) string {
 	if len(args) != 1 {
 		return ""
+	}
+	if isS3(args[0]) {
+		return args[0]
 	}
 	if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
 		return args[0]
@@ -86,6 +90,21 @@ func archiveDir(args []string) string {
 // (archive.PlanRead) and notes them on remote, which opens them. The
 // outputs may not be inside dir.
 func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs map[string]string, logf func(string, ...any)) (*archive.ReadPlan, error) {
+	if isS3(dir) {
+		st, err := s3up.NewReader(dir, remote.S3Endpoint)
+		if err != nil {
+			return nil, UsageError{Msg: err.Error(), Hint: "binlogcdc read s3://backups/db1-binlogs (--s3-endpoint http://host:port for a store other than AWS S3)"}
+		}
+		ctx := remote.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		plan, err := archive.PlanReadStore(ctx, st, r)
+		if err != nil {
+			return nil, err
+		}
+		return notePlan(plan, st.String(), r, remote, logf), nil
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -107,6 +126,11 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 	if err != nil {
 		return nil, err
 	}
+	return notePlan(plan, dir, r, remote, logf), nil
+}
+
+// notePlan notes the plan on remote and says what it reads.
+func notePlan(plan *archive.ReadPlan, dir string, r archive.ReadRange, remote *RemoteOptions, logf func(string, ...any)) *archive.ReadPlan {
 	remote.arch = plan
 	switch {
 	case plan.Empty:
@@ -116,8 +140,11 @@ func planArchive(dir string, r archive.ReadRange, remote *RemoteOptions, outputs
 	default:
 		logf("reading the archive %s: %s", dir, plan.Range)
 	}
-	return plan, nil
+	return plan
 }
+
+// isS3 reports whether the argument names an archive in a bucket.
+func isS3(arg string) bool { return strings.HasPrefix(arg, "s3://") }
 
 // readRange is the archive.ReadRange of read's bounds (checked by
 // pipelineOptions already).

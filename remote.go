@@ -20,6 +20,13 @@ type RemoteOptions struct {
 	Conn      ConnOptions // --source and its connection flags
 	StartGTID string      // --start-gtid
 	From      string      // --from
+	// S3Endpoint: --s3-endpoint, the store an s3:// archive is read from
+	// ("": AWS S3), as archive's --upload-endpoint.
+	S3Endpoint string
+	// Ctx, if set, bounds the requests to the store of an s3:// archive
+	// (CheckFlags plans the read and checks its files; the read then
+	// opens them): cancelled, they stop.
+	Ctx context.Context
 
 	// Warnf, if set, is told when reading files stops at a ROTATE whose
 	// file is not there (binlog.FileSource.Warnf).
@@ -44,12 +51,16 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source or an archive DIR: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100; an archive: a MariaDB GTID position, e.g. a backup's)")
 	}
 	f.StringVar(&o.From, "from", "", "with --source: `earliest` starts at the oldest binlog the server has")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "read an s3://BUCKET/PREFIX archive from the S3-compatible store at `URL` (http://host:port or https://…, as archive's --upload-endpoint) instead of AWS S3")
 }
 
 // Check checks the flags before anything connects: with --source no
 // FILE arguments, one start (startPos: --start-position was given), and
 // a DSN that parses; without it, none of the flags that need it.
 func (o *RemoteOptions) Check(f *pflag.FlagSet, args []string, startPos bool) error {
+	if o.S3Endpoint != "" && (len(args) != 1 || !isS3(args[0])) {
+		return UsageError{Msg: "--s3-endpoint needs an s3://BUCKET/PREFIX archive to read", Hint: "binlogcdc read s3://backups/db1-binlogs --s3-endpoint http://127.0.0.1:9000"}
+	}
 	if o.Conn.Source == "" {
 		for _, n := range []string{"start-gtid", "from", "password-file", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "server-id"} {
 			if flagChanged(f, n) && !(o.archive && n == "start-gtid") {

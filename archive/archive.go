@@ -167,6 +167,9 @@ type archiver struct {
 	mu       sync.Mutex
 	saveMu   sync.Mutex
 	failures atomic.Int64
+	// sentManifest: the bucket manifest last uploaded, by history
+	// directory (upload.go; the worker's alone).
+	sentManifest map[string][]byte
 }
 
 // loop runs dump sessions, reconnecting after a lost connection.

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 )
@@ -17,27 +14,24 @@ import (
 // zstSuffix is the suffix of a file the archiver compressed (--compress).
 const zstSuffix = ".zst"
 
-// openArchived opens an archived file for reading, decompressing a .zst
-// one.
+// openArchived opens an archived file for reading, decompressing a
+// compressed one (binlog.Decompress: by its magic bytes).
 func openArchived(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if !strings.HasSuffix(path, zstSuffix) {
-		return f, nil
-	}
-	z, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(binlog.MaxEventSize))
+	z, _, err := binlog.Decompress(f)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, damaged(path, 0, "it cannot be decompressed: "+err.Error())
 	}
-	return readCloser{z.IOReadCloser(), f}, nil
+	return readCloser{z, f}, nil
 }
 
 type readCloser struct {
 	io.ReadCloser
-	f *os.File
+	f io.Closer
 }
 
 func (r readCloser) Close() error {
@@ -89,17 +83,29 @@ func eachEvent(path string, r io.Reader, fn func(h header, raw []byte, off int64
 // trackFile runs a txTracker over the archived file at path (its first
 // limit bytes; 0: all).
 func trackFile(path string, limit int64, onTx func(*txInfo) error) (*txTracker, error) {
-	rc, err := openArchived(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	return trackReader(path, f, limit, onTx)
+}
+
+// trackReader runs a txTracker over the archived file r (compressed or
+// not; path names it in messages), its first limit bytes (0: all) of
+// the binlog.
+func trackReader(path string, r io.Reader, limit int64, onTx func(*txInfo) error) (*txTracker, error) {
+	rc, _, err := binlog.Decompress(r)
+	if err != nil {
+		return nil, damaged(path, 0, "it cannot be decompressed: "+err.Error())
+	}
 	defer rc.Close()
-	var r io.Reader = rc
+	var br io.Reader = rc
 	if limit > 0 {
-		r = io.LimitReader(rc, limit)
+		br = io.LimitReader(rc, limit)
 	}
 	t := newTxTracker()
 	t.onTx = onTx
-	err = eachEvent(path, r, func(h header, raw []byte, off int64) error { return t.event(h, raw, off) })
+	err = eachEvent(path, br, func(h header, raw []byte, off int64) error { return t.event(h, raw, off) })
 	return t, err
 }

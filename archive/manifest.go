@@ -107,25 +107,41 @@ func readManifest(dir string) (m *Manifest, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	m = &Manifest{}
+	m, err = parseManifest(b, filepath.Join(dir, manifestName))
+	return m, err == nil, err
+}
+
+// parseManifest decodes and checks a manifest (where names it in
+// messages): a local one or a bucket's, which the reader trusts no more
+// than any input.
+func parseManifest(b []byte, where string) (*Manifest, error) {
+	m := &Manifest{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s is damaged: %v", filepath.Join(dir, manifestName), err),
+		return nil, &Error{Msg: fmt.Sprintf("the archive's manifest %s is damaged: %v", where, err),
 			Hint: "restore it from a copy; binlogcdc archive does not rebuild it, so that a damaged archive is never taken for a good one"}
 	}
 	if m.Format != 1 {
-		return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s has format %d; this binlogcdc knows format 1", filepath.Join(dir, manifestName), m.Format),
+		return nil, &Error{Msg: fmt.Sprintf("the archive's manifest %s has format %d; this binlogcdc knows format 1", where, m.Format),
 			Hint: "use the binlogcdc that wrote it"}
 	}
 	for i, e := range m.Files {
-		if !validName(e.Name) {
-			return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s names file %q, which is no binlog file name", filepath.Join(dir, manifestName), e.Name)}
+		if e == nil || !validName(e.Name) {
+			name := ""
+			if e != nil {
+				name = e.Name
+			}
+			return nil, &Error{Msg: fmt.Sprintf("the archive's manifest %s names file %q, which is no binlog file name", where, name)}
 		}
 		if i < len(m.Files)-1 && !e.Complete {
-			return nil, false, &Error{Msg: fmt.Sprintf("the archive's manifest %s says %s is not complete, but files follow it", filepath.Join(dir, manifestName), e.Name),
+			return nil, &Error{Msg: fmt.Sprintf("the archive's manifest %s says %s is not complete, but files follow it", where, e.Name),
 				Hint: "restore the manifest from a copy"}
 		}
 	}
-	return m, true, nil
+	if m.Next != "" && !validName(m.Next) {
+		return nil, &Error{Msg: fmt.Sprintf("the archive's manifest %s names its next history %q, which is no directory name", where, m.Next),
+			Hint: "restore the manifest from a copy"}
+	}
+	return m, nil
 }
 
 // writeAtomic replaces dir/name with data: through a temporary file that

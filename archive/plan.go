@@ -6,9 +6,11 @@ package archive
 // "history-N/NAME" in positions (change.History).
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
+	"io/fs"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
@@ -17,7 +19,8 @@ import (
 // planFile is one file of the chain.
 type planFile struct {
 	e    *FileEntry
-	path string // "" when expired
+	key  string // in the store (Store); "" when expired
+	path string // as messages name it (Store.Path); "" when expired
 	name string // in positions
 	hist int
 	// from: the first transaction to read starts here (4: all); to: the
@@ -29,8 +32,10 @@ type planFile struct {
 	checked  bool // its SHA-256 was checked already (skipRepeated)
 }
 
-// chain is the archive in dir as a read sees it.
+// chain is the archive in st as a read sees it.
 type chain struct {
+	ctx   context.Context
+	st    Store
 	files []planFile
 	// after[n] is the GTID position history n (≥ 2) takes over after.
 	after map[int]gtidState
@@ -40,11 +45,12 @@ type chain struct {
 // readChain lists the archive's files across its histories (top is the
 // first history's manifest). Every file a manifest lists must be there
 // (archivedPaths), unless expired.
-func readChain(dir string, top *Manifest) (*chain, error) {
-	c := &chain{after: map[int]gtidState{}}
-	m, path, n := top, dir, 1
+func readChain(ctx context.Context, st Store, top *Manifest) (*chain, error) {
+	c := &chain{ctx: ctx, st: st, after: map[int]gtidState{}}
+	m, sub, n := top, "", 1
+	dir := st.String()
 	for {
-		paths, err := archivedPaths(path, m)
+		keys, err := archivedPaths(ctx, st, sub, m)
 		if err != nil {
 			return nil, err
 		}
@@ -54,15 +60,20 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 			if n > 1 {
 				name = historyDir(n) + "/" + name
 			}
-			fs = append(fs, planFile{e: e, path: paths[i], name: name, hist: n, from: 4})
+			f := planFile{e: e, key: keys[i], name: name, hist: n, from: 4}
+			if f.key != "" {
+				f.path = st.Path(f.key)
+			}
+			fs = append(fs, f)
 		}
+		path := st.Path(sub)
 		if m.Switch != nil && n > 1 {
 			after, err := parseState(m.Switch.After)
 			if err != nil {
 				return nil, &Error{Msg: fmt.Sprintf("the archive's switch position %q in %s: %v", m.Switch.After, path, err), Hint: "restore its manifests from a copy"}
 			}
 			c.after[n] = after
-			if fs, err = skipRepeated(fs, after); err != nil {
+			if fs, err = c.skipRepeated(fs, after); err != nil {
 				return nil, err
 			}
 		}
@@ -71,8 +82,7 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 			c.files = append(c.files, fs...)
 			return c, nil
 		}
-		sub := filepath.Join(dir, m.Next)
-		next, ok, err := readManifest(sub)
+		next, ok, err := readManifestFrom(ctx, st, m.Next)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +109,7 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 			fs = fs[:i+1]
 		}
 		c.files = append(c.files, fs...)
-		m, path, n = next, sub, n+1
+		m, sub, n = next, m.Next, n+1
 	}
 }
 
@@ -107,7 +117,7 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 // before: the transactions up to the switch's GTID position. It reads
 // those files (their complete ones are checked against the manifest's
 // SHA-256 first), usually just the first.
-func skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
+func (c *chain) skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
 	for i := range fs {
 		f := &fs[i]
 		if f.e.Expired {
@@ -115,12 +125,12 @@ func skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
 		}
 		limit := int64(0)
 		if f.e.Complete {
-			if err := checkSum(f.path, f.e); err != nil {
+			if err := c.checkSum(f); err != nil {
 				return nil, err
 			}
 			f.checked = true
 		} else {
-			s, err := scanOpen(f.path, f.e)
+			s, err := c.scanOpen(f)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +139,7 @@ func skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
 			}
 		}
 		var from int64
-		_, err := trackFile(f.path, limit, func(tx *txInfo) error {
+		_, err := c.track(f, limit, func(tx *txInfo) error {
 			if after.covers(tx.gtid) {
 				return nil
 			}
@@ -175,4 +185,71 @@ func (c *chain) repeated(pos change.Position, g string) bool {
 		return after.covers(x)
 	}
 	return false
+}
+
+// checkSum checks the complete file f against its manifest's checksum
+// (checkSum).
+func (c *chain) checkSum(f *planFile) error {
+	rc, err := c.st.Open(c.ctx, f.key)
+	if err != nil {
+		return missingFile(c.st, f, err)
+	}
+	defer rc.Close()
+	r := &readErr{r: rc}
+	err = checkSum(r, f.path, f.e)
+	if err != nil && r.err != nil {
+		// The store failed, not the file: no damage to report.
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		return &Error{Msg: fmt.Sprintf("cannot read %s to check it: %v; nothing was read", f.path, r.err),
+			Hint: "check the store and the network, then read again"}
+	}
+	return err
+}
+
+// readErr remembers the error of its reader other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (x *readErr) Read(p []byte) (int, error) {
+	n, err := x.r.Read(p)
+	if err != nil && err != io.EOF {
+		x.err = err
+	}
+	return n, err
+}
+
+// scanOpen measures the file f being written (scanOpen): only in a
+// directory, where the archiver writes it; a store holds complete files.
+func (c *chain) scanOpen(f *planFile) (*scan, error) {
+	if !c.st.Local() {
+		return nil, &Error{Msg: fmt.Sprintf("the archive %s lists %s as not complete: a bucket's manifest lists only files uploaded whole", c.st, f.name),
+			Hint: "restore the manifest from a copy, or read the archive's directory"}
+	}
+	return scanOpen(f.path, f.e)
+}
+
+// track runs a txTracker over the first limit bytes (0: all) of f.
+func (c *chain) track(f *planFile, limit int64, onTx func(*txInfo) error) (*txTracker, error) {
+	if c.st.Local() {
+		return trackFile(f.path, limit, onTx)
+	}
+	rc, err := c.st.Open(c.ctx, f.key)
+	if err != nil {
+		return nil, missingFile(c.st, f, err)
+	}
+	defer rc.Close()
+	return trackReader(f.path, rc, limit, onTx)
+}
+
+// missingFile is the error of a file listed that cannot be opened.
+func missingFile(st Store, f *planFile, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists: %v", st, f.path, err),
+			Hint: "restore the file into the archive from a copy; binlogcdc does not read an archive with a hole"}
+	}
+	return fmt.Errorf("cannot read %s: %w", f.path, err)
 }

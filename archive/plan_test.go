@@ -103,7 +103,7 @@ func TestPlanReadAcrossFailover(t *testing.T) {
 			{Path: p.Files[0], Name: h1, From: 4, To: txs[2].end},
 			{Path: p.Files[1], Name: h2, From: txs[3].start},
 		}
-		if len(p.Parts) != 2 || p.Parts[0] != want[0] || p.Parts[1] != want[1] || p.Open || p.More {
+		if len(p.Parts) != 2 || !samePart(p.Parts[0], want[0]) || !samePart(p.Parts[1], want[1]) || p.Open || p.More {
 			t.Fatalf("compress %v: %+v, want %+v", compress, p, want)
 		}
 		var all []change.Position
@@ -174,4 +174,8 @@ func indexOf(all []change.Position, p change.Position) int {
 		}
 	}
 	return -1
+}
+
+func samePart(a, b binlog.Part) bool {
+	return a.Path == b.Path && a.Name == b.Name && a.From == b.From && a.To == b.To && (a.Open == nil) == (b.Open == nil)
 }

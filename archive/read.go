@@ -5,16 +5,14 @@ package archive
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
@@ -76,18 +74,31 @@ type ReadPlan struct {
 // Positions (r.StartFile, r.StopFile) name a later history's files
 // "history-N/NAME".
 func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
-	m, ok, err := readManifest(dir)
+	return PlanReadStore(context.Background(), DirStore(dir), r)
+}
+
+// PlanReadStore is PlanRead for the archive in st: a directory, or a
+// bucket the archiver uploads to (archive/s3up), whose files are read as
+// streams (ReadPlan.Parts' Open) and checked before, each in a read of
+// its own.
+func PlanReadStore(ctx context.Context, st Store, r ReadRange) (*ReadPlan, error) {
+	dir := st.String()
+	m, ok, err := readManifestFrom(ctx, st, "")
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
+		if !st.Local() {
+			return nil, &Error{Msg: fmt.Sprintf("%s holds no archive of binlogcdc: it has no %s", dir, manifestName),
+				Hint: "give the s3://bucket/prefix that 'binlogcdc archive --upload' sends to (the manifest is uploaded after the first file)"}
+		}
 		return nil, &Error{Msg: fmt.Sprintf("%s is not an archive of binlogcdc: it has no %s", dir, manifestName),
 			Hint: "give the directory 'binlogcdc archive --dir' writes, or binlog files"}
 	}
 	if len(m.Files) == 0 {
 		return nil, &Error{Msg: fmt.Sprintf("the archive %s holds no file yet", dir), Hint: "wait for 'binlogcdc archive' to copy the first one"}
 	}
-	c, err := readChain(dir, m) // plan.go
+	c, err := readChain(ctx, st, m) // plan.go
 	if err != nil {
 		return nil, err
 	}
@@ -169,14 +180,18 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	for i := first; i <= last; i++ {
 		f := fs[i]
 		part := binlog.Part{Path: f.path, Name: f.name, From: f.from, To: f.to}
+		if !st.Local() {
+			key := f.key
+			part.Open = func() (io.ReadCloser, error) { return st.Open(ctx, key) }
+		}
 		switch {
 		case f.checked:
 		case f.e.Complete:
-			if err := checkSum(f.path, f.e); err != nil {
+			if err := c.checkSum(&fs[i]); err != nil {
 				return nil, err
 			}
 		default:
-			s, err := scanOpen(f.path, f.e)
+			s, err := c.scanOpen(&fs[i])
 			if err != nil {
 				return nil, err
 			}
@@ -205,68 +220,55 @@ func timeBefore(t string, bound time.Time) bool {
 	return err == nil && tt.Before(bound)
 }
 
-// archivedPaths finds every file the manifest lists, plain or compressed
-// (.zst, .gz); the missing ones are an error that names them all. An
-// expired file (keep.go) is not looked for: its path is "".
-func archivedPaths(dir string, m *Manifest) ([]string, error) {
-	var paths, missing []string
+// archivedPaths finds every file the manifest m of the history sub
+// lists, plain or compressed (.zst, .gz), and returns their names in st;
+// the missing ones are an error that names them all. An expired file
+// (keep.go) is not looked for: its name is "".
+func archivedPaths(ctx context.Context, st Store, sub string, m *Manifest) ([]string, error) {
+	have, err := st.List(ctx, sub)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the archive %s: %w", st.Path(sub), err)
+	}
+	var keys, missing []string
 	for _, e := range m.Files {
 		found := ""
 		if e.Expired {
-			paths = append(paths, found)
+			keys = append(keys, found)
 			continue
 		}
 		for _, suffix := range []string{"", ".zst", ".gz"} {
-			p := filepath.Join(dir, e.Name+suffix)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				found = p
+			if have[e.Name+suffix] {
+				found = path.Join(sub, e.Name+suffix)
 				break
 			}
 		}
 		if found == "" {
 			missing = append(missing, e.Name)
 		}
-		paths = append(paths, found)
+		keys = append(keys, found)
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists", dir, strings.Join(missing, ", ")),
+		return nil, &Error{Msg: fmt.Sprintf("the archive %s lacks %s, which its manifest lists", st.Path(sub), strings.Join(missing, ", ")),
 			Hint: "restore the missing files into the archive from a copy (plain, .zst or .gz); binlogcdc does not read an archive with a hole"}
 	}
-	return paths, nil
+	return keys, nil
 }
 
 // checkSum checks a complete file's checksum (of the binlog: a compressed
-// file is hashed as it decompresses; whichever algorithm the manifest
-// records, sum.go) against the manifest.
-func checkSum(path string, e *FileEntry) error {
+// file is hashed as it decompresses, binlog.Decompress; whichever
+// algorithm the manifest records, sum.go) against the manifest. r is
+// the file as stored, path names it.
+func checkSum(r io.Reader, path string, e *FileEntry) error {
 	want := e.plainSum()
 	if want == "" {
 		return &Error{Msg: fmt.Sprintf("the archive's manifest gives no checksum for %s, which it lists as complete", e.Name), Hint: "restore the manifest from a copy"}
 	}
-	f, err := os.Open(path)
+	z, _, err := binlog.Decompress(bufio.NewReaderSize(r, 1<<20))
 	if err != nil {
-		return err
+		return damagedSum(path, e, err.Error())
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	head, _ := br.Peek(4)
-	switch {
-	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return damagedSum(path, e, err.Error())
-		}
-		r = z
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return damagedSum(path, e, err.Error())
-		}
-		defer z.Close()
-		r = z
-	}
-	got, _, err := sumReader(r, want)
+	defer z.Close()
+	got, _, err := sumReader(z, want)
 	if err != nil {
 		return damagedSum(path, e, "it cannot be read: "+err.Error())
 	}

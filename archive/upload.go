@@ -8,21 +8,39 @@ package archive
 // (NAME.part-OFFSET); once the whole file is uploaded, its parts are
 // removed from the store (FileEntry.Parts says there may be some left,
 // so a restart removes them too).
+//
+// The store also gets each history's manifest (bucketManifest), after
+// the files it lists, so that the bucket alone is an archive 'binlogcdc
+// read s3://…' reads: it lists the files uploaded, and those expired
+// here after their upload (they stay in the store).
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // uploadPending uploads every complete file of every history not
 // uploaded yet, oldest first, and removes the parts of the files
-// uploaded; it stops at the first failure.
+// uploaded; it stops at the first failure. Then the manifests go up
+// (uploadManifests), naming what is in the store.
 func (a *archiver) uploadPending(ctx context.Context) error {
 	if a.cfg.Upload == nil {
 		return nil
 	}
+	err := a.uploadFiles(ctx)
+	if merr := a.uploadManifests(ctx); err == nil {
+		err = merr
+	}
+	return err
+}
+
+// uploadFiles: see uploadPending.
+func (a *archiver) uploadFiles(ctx context.Context) error {
 	type job struct {
 		d              *dir
 		e              *FileEntry
@@ -152,4 +170,76 @@ func (a *archiver) uploadOpen(ctx context.Context) error {
 	}
 	a.locked(func() { e.UploadedUpto = to })
 	return a.save(d)
+}
+
+// uploadManifests uploads each history's bucketManifest that changed
+// since it was last sent (once after a start). One PUT replaces an
+// object whole: a reader sees the manifest before or after, never a
+// part, and never one that lists a file not there yet.
+func (a *archiver) uploadManifests(ctx context.Context) error {
+	type up struct {
+		d   *dir
+		enc []byte
+	}
+	var ups []up
+	var err error
+	a.locked(func() {
+		for _, d := range a.chain() {
+			bm := bucketManifest(d.m)
+			if !slices.ContainsFunc(bm.Files, func(e *FileEntry) bool { return !e.Expired }) {
+				continue // no file in the store yet
+			}
+			var b []byte
+			if b, err = json.MarshalIndent(bm, "", "  "); err != nil {
+				return
+			}
+			b = append(b, '\n')
+			if !bytes.Equal(b, a.sentManifest[d.path]) {
+				ups = append(ups, up{d, b})
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, u := range ups {
+		key := uploadKey(u.d, manifestName)
+		if err := a.cfg.Upload.PutSection(ctx, key, bytes.NewReader(u.enc), 0, int64(len(u.enc))); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("the manifest of %s is not uploaded (%w)", u.d.path, err)
+		}
+		if a.sentManifest == nil {
+			a.sentManifest = map[string][]byte{}
+		}
+		a.sentManifest[u.d.path] = u.enc
+	}
+	return nil
+}
+
+// bucketManifest is the manifest m as the store holds it: its files up
+// to the first one not uploaded yet (the file being written, or one
+// waiting for its upload), each uploaded one as there (even when
+// expired here: it stays in the store), one expired here before it was
+// uploaded (an archive that got --upload later) as expired. The upload
+// bookkeeping is left out. Next, the history after a failover, only
+// once every file of m is listed: the reader then finds the switch's
+// file.
+func bucketManifest(m *Manifest) *Manifest {
+	bm := *m
+	bm.Files = nil
+	for _, e := range m.Files {
+		if !e.Complete || (!e.Uploaded && !e.Expired) {
+			break
+		}
+		c := *e
+		c.Expired = !e.Uploaded
+		c.Uploaded, c.UploadedUpto, c.Parts = false, 0, false
+		bm.Files = append(bm.Files, &c)
+	}
+	if len(bm.Files) < len(m.Files) {
+		bm.Next = ""
+	}
+	return &bm
 }

@@ -118,22 +118,43 @@ func (u *unpacker) unpack(path string) (string, error) {
 	return out, nil
 }
 
-// decompressor returns r decompressed when it starts like gzip or zstd
-// data, and which of them ("" for neither: r itself).
-func decompressor(r *bufio.Reader) (io.Reader, string, error) {
-	head, _ := r.Peek(4)
+// Decompress returns the binlog r holds: decompressed as it is read when
+// r starts like gzip or zstd data (kind "gzip" or "zstd"), else r itself
+// (kind ""). It is the one place that tells compressed binlogs by their
+// magic bytes: reading (OpenFiles, OpenParts, stdin) and checking an
+// archived file's checksum (archive) both go through it. Closing rc
+// releases the decompressor, not r. A zstd window larger than an event
+// (MaxEventSize) is refused: a damaged header cannot make it allocate more.
+func Decompress(r io.Reader) (rc io.ReadCloser, kind string, err error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 256<<10)
+	}
+	head, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(head, gzipMagic):
-		z, err := gzip.NewReader(r)
-		return z, "gzip", err
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, "gzip", err
+		}
+		return z, "gzip", nil
 	case bytes.HasPrefix(head, zstdMagic):
-		z, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxEventSize))
 		if err != nil {
 			return nil, "zstd", err
 		}
 		return z.IOReadCloser(), "zstd", nil
 	}
-	return r, "", nil
+	return io.NopCloser(br), "", nil
+}
+
+// decompressor is Decompress for the readers here.
+func decompressor(r *bufio.Reader) (io.Reader, string, error) {
+	rc, kind, err := Decompress(r)
+	if err != nil || kind == "" {
+		return r, kind, err
+	}
+	return rc, kind, nil
 }
 
 // cleanup removes the copies.

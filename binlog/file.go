@@ -80,6 +80,10 @@ type FileSource struct {
 	froms  map[string]int64
 	cut    bool
 	closer io.Closer
+	// opens: the parts read through their Open (by path); body: the
+	// open one's stream.
+	opens map[string]func() (io.ReadCloser, error)
+	body  io.Closer
 
 	err error
 }
@@ -318,6 +322,9 @@ func (s *FileSource) open(name string) error {
 	if name == "-" {
 		return s.openStdin()
 	}
+	if open := s.opens[name]; open != nil {
+		return s.openStream(name, open) // parts.go
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("binlog: %w", err)
@@ -456,6 +463,10 @@ func (s *FileSource) closeFile() {
 	if s.f != nil {
 		s.f.Close()
 		s.f = nil
+	}
+	if s.body != nil {
+		s.body.Close()
+		s.body = nil
 	}
 	if s.reading && s.followed[s.name] {
 		// A copy made to follow a ROTATE: read; its space is freed now.

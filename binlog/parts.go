@@ -16,8 +16,12 @@ import (
 // Part is what to read of one file.
 type Part struct {
 	// Path is the file: plain, or gzip- or zstd-compressed (read as it
-	// decompresses, never copied).
+	// decompresses, never copied). With Open, it only names the file in
+	// messages (s3://bucket/key).
 	Path string
+	// Open, when set, opens the file as a stream (an object in a store),
+	// read once from its start like stdin: no seeking, no size.
+	Open func() (io.ReadCloser, error)
 	// Name is the file name positions give it ("binlog.000042"; an
 	// archive's later server history: "history-2/binlog.000042").
 	Name string
@@ -53,6 +57,12 @@ func OpenParts(parts []Part, start change.Position) (*FileSource, error) {
 	for _, p := range parts[i:] {
 		s.queue = append(s.queue, p.Path)
 		s.names[p.Path] = p.Name
+		if p.Open != nil {
+			if s.opens == nil {
+				s.opens = map[string]func() (io.ReadCloser, error){}
+			}
+			s.opens[p.Path] = p.Open
+		}
 		if p.To > 0 {
 			s.Ends[p.Name] = p.To
 		}
@@ -95,8 +105,8 @@ func (s *FileSource) startOffset() uint64 {
 	return off
 }
 
-// openCompressed reads the open file s.f, which starts like gzip or zstd
-// data, as it decompresses (a stream: no size, no seeking), up to its
+// openCompressed reads the open file from br (gzip or zstd data, or
+// plain from a store: openStream), as it decompresses (a stream: no size, no seeking), up to its
 // part's end if it has one.
 func (s *FileSource) openCompressed(br *bufio.Reader) error {
 	src, kind, err := decompressor(br)
@@ -119,4 +129,21 @@ func (s *FileSource) openCompressed(br *bufio.Reader) error {
 func compressed(br *bufio.Reader) bool {
 	head, _ := br.Peek(4)
 	return bytes.HasPrefix(head, gzipMagic) || bytes.HasPrefix(head, zstdMagic)
+}
+
+// openStream opens the part at path through its Open (an object in a
+// store): read as it arrives, decompressed when compressed, up to its
+// part's end if it has one.
+func (s *FileSource) openStream(path string, open func() (io.ReadCloser, error)) error {
+	body, err := open()
+	if err != nil {
+		return fmt.Errorf("binlog: %s: %w", path, err)
+	}
+	s.body = body
+	s.name, s.given, s.base, s.reading, s.cut = path, path, s.nameOf(path), true, false
+	br := bufio.NewReaderSize(body, 64<<10)
+	if err := s.openCompressed(br); err != nil {
+		return err
+	}
+	return s.begin()
 }

@@ -9,6 +9,7 @@ import (
 
 const readUsage = `Usage: binlogcdc read [flags] FILE...
        binlogcdc read [flags] ARCHIVE-DIR
+       binlogcdc read [flags] s3://BUCKET/PREFIX
        binlogcdc read --source mysql://user@host:port --from earliest [flags]
 
 Decodes binlog files into JSON lines on stdout: one object per row change,
@@ -32,6 +33,11 @@ read are picked from its manifest by --start-position, --start-gtid,
 complete file picked must have the checksum the manifest gives, every file
 it lists must be there, and the file still being written is read up to
 its last whole transaction. Times are UTC (see docs/archive.md).
+s3://BUCKET/PREFIX reads the archive 'binlogcdc archive --upload' sends
+there (its manifest and files), in the same way: only the files picked
+are downloaded, each checked before anything of it is output;
+--s3-endpoint for a store other than AWS S3; credentials from
+AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or MINIO_*) or ~/.aws/credentials.
 
 --stop-before 'DROP TABLE db.t' (or 'DELETE db.t', --stop-before-gtid)
 stops right before the first such transaction, for a point-in-time
@@ -66,6 +72,7 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
+	o.Remote.Ctx = ctx // an s3:// archive's requests end at a signal
 	files, cleanup, err := o.CheckFlags(f, f.Args())
 	defer cleanup()
 	if err != nil {

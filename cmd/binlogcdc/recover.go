@@ -7,7 +7,7 @@ import (
 	"github.com/binlogcdc/binlogcdc"
 )
 
-const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE... (or ARCHIVE-DIR, as for read)
+const recoverUsage = `Usage: binlogcdc recover --table db.table [flags] FILE... (or ARCHIVE-DIR or s3://BUCKET/PREFIX, as for read)
        binlogcdc recover --table db.table --source mysql://user@host:port --from earliest [flags]
 
 Rebuilds a table that was dropped or truncated from its row changes in the
@@ -54,6 +54,7 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	o.Remote.Ctx = ctx // an s3:// archive's requests end at a signal
 	files, cleanup, err := o.CheckFlags(f, f.Args())
 	defer cleanup()
 	if err != nil {
