@@ -53,10 +53,14 @@ mdb_start() {
 mdb_start_once() {
 	local d=$1
 	shift
-	rm -rf "$d"
+	rm -rf "$d" "$d.tmp"
 	cp -a "$BENCH_DIR/template" "$d"
+	# A private tmpdir: at startup mariadbd deletes every #sql* file in
+	# its tmpdir, so a shared /tmp lets one server's start remove another's
+	# temporary tables ("Error on delete of '/tmp/#sql-temptable-…'").
+	mkdir -p "$d.tmp"
 	MDB_PORT=$(mdb_free_port)
-	mariadbd --no-defaults --datadir="$d" --socket="$d/s" --port="$MDB_PORT" \
+	mariadbd --no-defaults --datadir="$d" --socket="$d/s" --port="$MDB_PORT" --tmpdir="$d.tmp" \
 		--bind-address=127.0.0.1 --user=root --pid-file="$d/pid" --log-error="$d/error.log" \
 		--server-id=1 --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
 		--default-time-zone=+00:00 --skip-name-resolve --max-allowed-packet=256M \
