@@ -45,9 +45,9 @@ func isEnvelope(format string) bool {
 	return false
 }
 
-// check validates the flags for format; ddl is whether --ddl asks for
-// DDL records (every format has them).
-func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
+// check validates the flags for format (every format has DDL records,
+// with or without --with-schema).
+func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string) error {
 	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if format != "debezium" {
 		for _, n := range []string{"with-schema", "debezium-decimal-handling-mode", "debezium-time-precision-mode", "debezium-bigint-unsigned-handling-mode",
@@ -59,9 +59,6 @@ func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error
 	}
 	if format != "maxwell" && flagChanged(f, "maxwell-output-row-query") {
 		return bad("--maxwell-output-row-query needs --format maxwell", "--format maxwell --maxwell-output-row-query")
-	}
-	if ddl && format == "debezium" && o.WithSchema {
-		return bad("--format debezium --with-schema has no schema for its schema change records yet: leave out --with-schema or --ddl", "--format debezium --ddl")
 	}
 	if isEnvelope(format) {
 		if _, err := o.encoder(format, ""); err != nil {

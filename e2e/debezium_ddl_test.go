@@ -151,6 +151,36 @@ func TestDebeziumDDLRead(t *testing.T) {
 			}
 		}
 	}
+	// --with-schema: each record is {"schema":…,"payload":…} (the
+	// schema: sink/envelope TestDebeziumSchemaChangeSchema), the payload
+	// the record without it.
+	ws := stRead(t, srv, "--ddl", "--format", "debezium", "--with-schema")
+	var payloads []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(ws), []byte("\n")) {
+		var m struct {
+			Schema  struct{ Name string }
+			Payload map[string]any
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, line)
+		}
+		if m.Payload["databaseName"] == "dz" {
+			if m.Schema.Name != "io.debezium.connector.mysql.SchemaChangeValue" {
+				t.Errorf("schema %q: %.300s", m.Schema.Name, line)
+			}
+			payloads = append(payloads, m.Payload)
+		}
+	}
+	if len(payloads) != len(recs) {
+		t.Fatalf("--with-schema: %d schema change records, want %d", len(payloads), len(recs))
+	}
+	for i := range recs {
+		delete(recs[i], "ts_ms") // the time of the run
+		delete(payloads[i], "ts_ms")
+		if !reflect.DeepEqual(payloads[i], recs[i]) {
+			t.Errorf("--with-schema record %d:\n got  %v\n want %v", i, payloads[i], recs[i])
+		}
+	}
 }
 
 // TestDebeziumDDLStreamRestart: after a restart from the checkpoint, the
