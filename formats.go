@@ -25,7 +25,7 @@ type EnvelopeOptions struct {
 
 // AddFlags binds the --with-schema and --debezium-* flags.
 func (o *EnvelopeOptions) AddFlags(f *pflag.FlagSet) {
-	f.BoolVar(&o.WithSchema, "with-schema", false, "--format debezium: add the Kafka Connect schema to each key and value (JsonConverter schemas.enable=true)")
+	f.BoolVar(&o.WithSchema, "with-schema", false, "--format debezium: add the Kafka Connect schema to each key and value (JsonConverter schemas.enable=true), the schema change records' of --ddl too")
 	f.StringVar(&o.Decimal, "debezium-decimal-handling-mode", envelope.DecimalPrecise, "--format debezium: DECIMAL as `MODE` precise (base64 of the unscaled value, Kafka Connect Decimal), string, or double; Flink and RisingWave need string")
 	f.StringVar(&o.Time, "debezium-time-precision-mode", envelope.TimeAdaptiveMicros, "--format debezium: temporal `MODE` adaptive_time_microseconds (TIME µs, DATETIME ms or µs by fsp), connect (TIME and DATETIME ms) or isostring (DATE, TIME, DATETIME as ISO-8601 UTC text)")
 	f.StringVar(&o.Binary, "debezium-binary-handling-mode", envelope.BinaryBytes, "--format debezium: BINARY, VARBINARY and BLOB as `MODE` bytes (Kafka Connect bytes, base64 in JSON), base64, base64-url-safe or hex (strings)")
