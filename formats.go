@@ -25,7 +25,7 @@ type EnvelopeOptions struct {
 
 // AddFlags binds the --with-schema and --debezium-* flags.
 func (o *EnvelopeOptions) AddFlags(f *pflag.FlagSet) {
-	f.BoolVar(&o.WithSchema, "with-schema", false, "--format debezium: add the Kafka Connect schema to each key and value (JsonConverter schemas.enable=true)")
+	f.BoolVar(&o.WithSchema, "with-schema", false, "--format debezium: add the Kafka Connect schema to each key and value (JsonConverter schemas.enable=true), the schema change records' of --ddl too")
 	f.StringVar(&o.Decimal, "debezium-decimal-handling-mode", envelope.DecimalPrecise, "--format debezium: DECIMAL as `MODE` precise (base64 of the unscaled value, Kafka Connect Decimal), string, or double; Flink and RisingWave need string")
 	f.StringVar(&o.Time, "debezium-time-precision-mode", envelope.TimeAdaptiveMicros, "--format debezium: temporal `MODE` adaptive_time_microseconds (TIME µs, DATETIME ms or µs by fsp), connect (TIME and DATETIME ms) or isostring (DATE, TIME, DATETIME as ISO-8601 UTC text)")
 	f.StringVar(&o.Binary, "debezium-binary-handling-mode", envelope.BinaryBytes, "--format debezium: BINARY, VARBINARY and BLOB as `MODE` bytes (Kafka Connect bytes, base64 in JSON), base64, base64-url-safe or hex (strings)")
@@ -45,9 +45,9 @@ func isEnvelope(format string) bool {
 	return false
 }
 
-// check validates the flags for format; ddl is whether --ddl asks for
-// DDL records (every format has them).
-func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error {
+// check validates the flags for format (every format has DDL records,
+// with or without --with-schema).
+func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string) error {
 	bad := func(msg, hint string) error { return UsageError{Msg: msg, Hint: hint} }
 	if format != "debezium" {
 		for _, n := range []string{"with-schema", "debezium-decimal-handling-mode", "debezium-time-precision-mode", "debezium-bigint-unsigned-handling-mode",
@@ -59,9 +59,6 @@ func (o *EnvelopeOptions) check(f *pflag.FlagSet, format string, ddl bool) error
 	}
 	if format != "maxwell" && flagChanged(f, "maxwell-output-row-query") {
 		return bad("--maxwell-output-row-query needs --format maxwell", "--format maxwell --maxwell-output-row-query")
-	}
-	if ddl && format == "debezium" && o.WithSchema {
-		return bad("--format debezium --with-schema has no schema for its schema change records yet: leave out --with-schema or --ddl", "--format debezium --ddl")
 	}
 	if isEnvelope(format) {
 		if _, err := o.encoder(format, ""); err != nil {

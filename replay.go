@@ -125,7 +125,7 @@ func (o *ReplayOptions) check(f *pflag.FlagSet, ddlOn *bool) error {
 	default:
 		return bad("--format: want json, debezium, maxwell, canal or sql, not "+o.Format, "--format sql")
 	}
-	if err := o.Envelope.check(f, o.Format, *ddlOn); err != nil { // formats.go
+	if err := o.Envelope.check(f, o.Format); err != nil { // formats.go
 		return err
 	}
 	if o.Flashback {

@@ -67,6 +67,12 @@ type ColumnDef struct {
 	// TypeName is the type's name when the binlog type cannot tell it
 	// (MariaDB UUID, INET4, INET6); "" otherwise.
 	TypeName string
+	// Declared is the type as the DDL declared it: its words as written,
+	// its arguments, then SIGNED, UNSIGNED, ZEROFILL and BINARY as MySQL
+	// applies them ("integer(11) UNSIGNED ZEROFILL", "double
+	// precision(20,2)", "char(60) BINARY"); "" for ENUM, SET, the types of
+	// TypeName, and columns the history did not read from DDL.
+	Declared string
 	// Default is the DEFAULT clause's operand as written ("'x'", "0",
 	// "current_timestamp()"); HasDefault is false when there is none.
 	Default    string

@@ -77,7 +77,9 @@ func TestDebeziumDDLRead(t *testing.T) {
 		dbzCol("c2", "SET", 1, 5, true, false, false, 2),
 	}
 	c3 := dbzCol("c3", "VARCHAR", 12, 22, true, false, false, 3)
-	c3["defaultValueExpression"], c3["comment"] = "x", "three"
+	// comment: null, as Debezium's default include.schema.comments=false
+	// leaves COMMENT clauses out.
+	c3["defaultValueExpression"], c3["comment"] = "x", nil
 	want := []struct {
 		ddl string
 		tc  []change
@@ -151,6 +153,36 @@ func TestDebeziumDDLRead(t *testing.T) {
 			}
 		}
 	}
+	// --with-schema: each record is {"schema":…,"payload":…} (the
+	// schema: sink/envelope TestDebeziumSchemaChangeSchema), the payload
+	// the record without it.
+	ws := stRead(t, srv, "--ddl", "--format", "debezium", "--with-schema")
+	var payloads []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(ws), []byte("\n")) {
+		var m struct {
+			Schema  struct{ Name string }
+			Payload map[string]any
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, line)
+		}
+		if m.Payload["databaseName"] == "dz" {
+			if m.Schema.Name != "io.debezium.connector.mysql.SchemaChangeValue" {
+				t.Errorf("schema %q: %.300s", m.Schema.Name, line)
+			}
+			payloads = append(payloads, m.Payload)
+		}
+	}
+	if len(payloads) != len(recs) {
+		t.Fatalf("--with-schema: %d schema change records, want %d", len(payloads), len(recs))
+	}
+	for i := range recs {
+		delete(recs[i], "ts_ms") // the time of the run
+		delete(payloads[i], "ts_ms")
+		if !reflect.DeepEqual(payloads[i], recs[i]) {
+			t.Errorf("--with-schema record %d:\n got  %v\n want %v", i, payloads[i], recs[i])
+		}
+	}
 }
 
 // TestDebeziumDDLStreamRestart: after a restart from the checkpoint, the
@@ -199,5 +231,61 @@ func TestDebeziumDDLStreamRestart(t *testing.T) {
 	}
 	if pk, _ := tab["primaryKeyColumnNames"].([]any); len(pk) != 1 || pk[0] != "id" {
 		t.Errorf("primaryKeyColumnNames %v", tab["primaryKeyColumnNames"])
+	}
+}
+
+// TestDebeziumDDLDeclaredTypes: the columns are named, typed and sized
+// as Debezium's DDL parser reads the statement (the type as declared,
+// which the schema history keeps), not as the binlog logs them; the
+// expectations are Debezium's parser tests' (sink/envelope
+// TestDebeziumDeclaredTypes names them) and its data type table for
+// BOOL, REAL and NUMERIC.
+func TestDebeziumDDLDeclaredTypes(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	srv.Exec(t, "CREATE DATABASE dt",
+		"CREATE TABLE dt.t (a INTEGER, b INT(11) UNSIGNED, c BOOL, d DEC, e NUMERIC(5,2), f CHARACTER VARYING(10), g DOUBLE PRECISION, "+
+			"h REAL, i SERIAL, j LONG VARCHAR, k TINYINT(3) UNSIGNED ZEROFILL, l CHAR(60) BINARY, m BIT, n DATETIME(0), o TEXT(20))")
+	out := stRead(t, srv, "--ddl", "--format", "debezium")
+	var cols []any
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, line)
+		}
+		if tcs, _ := m["tableChanges"].([]any); m["databaseName"] == "dt" && len(tcs) == 1 {
+			tab, _ := tcs[0].(map[string]any)["table"].(map[string]any)
+			cols, _ = tab["columns"].([]any)
+		}
+	}
+	num := func(n int) any {
+		if n < 0 {
+			return nil
+		}
+		return float64(n)
+	}
+	want := []struct {
+		typeName      string
+		jdbc          int
+		length, scale int
+	}{
+		{"INTEGER", 4, -1, -1}, {"INT UNSIGNED", 4, 11, -1}, {"BOOL", 16, -1, -1}, {"DEC", 3, 10, 0}, {"NUMERIC", 2, 5, 2},
+		{"CHARACTER VARYING", 12, 10, -1}, {"DOUBLE PRECISION", 8, -1, -1}, {"REAL", 7, -1, -1}, {"BIGINT UNSIGNED", -5, -1, -1},
+		{"LONG VARCHAR", 12, -1, -1}, {"TINYINT UNSIGNED ZEROFILL", -6, 3, -1}, {"CHAR BINARY", 1, 60, -1}, {"BIT", -7, 1, -1},
+		{"DATETIME", 93, 0, -1}, {"TEXT", 12, 20, -1},
+	}
+	if len(cols) != len(want) {
+		t.Fatalf("columns %v", cols)
+	}
+	for i, w := range want {
+		col := cols[i].(map[string]any)
+		got := []any{col["typeName"], col["typeExpression"], col["jdbcType"], col["length"], col["scale"]}
+		exp := []any{w.typeName, w.typeName, float64(w.jdbc), num(w.length), num(w.scale)}
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("column %v: %v, want %v", col["name"], got, exp)
+		}
+	}
+	if i := cols[8].(map[string]any); i["autoIncremented"] != true || i["generated"] != true || i["optional"] != false {
+		t.Errorf("SERIAL column: %v", i)
 	}
 }

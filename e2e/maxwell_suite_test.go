@@ -34,13 +34,13 @@ var mxKnown = map[string]string{
 }
 
 // mxSkipped are Maxwell's test files not run here, with their number of
-// assertions and the reason.
+// assertions and the reason. The bootstrap-* files run in
+// TestMaxwellSuiteBootstrap (maxwell_bootstrap_test.go).
 var mxSkipped = []struct {
 	file    string
 	asserts int
 	reason  string
 }{
-	{"bootstrap-* (11 files)", 67, "Maxwell's bootstrap runs from rows inserted into its maxwell.bootstrap table; binlogcdc's snapshot is a command (snapshot, stream --snapshot), whose bootstrap-start, bootstrap-insert and bootstrap-complete records TestSnapshotFormats checks"},
 	{"test_javascript_filters, test_javascript_filters_rich_values", 3, "binlogcdc has no JavaScript filters"},
 	{"test_case_insensitive", 1, "not run by Maxwell's own tests (no @Test uses it); it expects lower-cased names from a server with lower_case_table_names"},
 }

@@ -43,6 +43,8 @@ type colAttrs struct {
 	def, onUpdate, comment string
 	Generated              string
 	autoInc                bool // AUTO_INCREMENT
+	// declared is the type as declared (change.ColumnDef.Declared).
+	declared string
 }
 
 func (a colAttrs) String() string {
@@ -125,14 +127,19 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 	switch word {
 	case "TINYINT", "INT1", "BOOL", "BOOLEAN":
 		c.Type = mysql.MYSQL_TYPE_TINY
+		args() // the display width
 	case "SMALLINT", "INT2":
 		c.Type = mysql.MYSQL_TYPE_SHORT
+		args()
 	case "MEDIUMINT", "INT3", "MIDDLEINT":
 		c.Type = mysql.MYSQL_TYPE_INT24
+		args()
 	case "INT", "INTEGER", "INT4":
 		c.Type = mysql.MYSQL_TYPE_LONG
+		args()
 	case "BIGINT", "INT8":
 		c.Type = mysql.MYSQL_TYPE_LONGLONG
+		args()
 	case "SERIAL":
 		c.Type, c.Unsigned, c.Nullable = mysql.MYSQL_TYPE_LONGLONG, true, false
 	case "FLOAT", "FLOAT4":
@@ -238,17 +245,21 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 	default:
 		return nil, fmt.Errorf("type %s is not derived from DDL", word)
 	}
+	typeToks := def[1:i]
 	// Attributes.
 	csName, collName := "", ""
-	binaryAttr := false
+	binaryAttr, zerofill, signedness := false, false, ""
 	for ; i < len(def); i++ {
 		t := def[i]
 		switch {
 		case t.Is("AUTO_INCREMENT"):
 			d.attrs.autoInc = true
-		case t.Is("UNSIGNED"), t.Is("ZEROFILL"):
-			c.Unsigned = true
+		case t.Is("UNSIGNED"):
+			c.Unsigned, signedness = true, "UNSIGNED"
+		case t.Is("ZEROFILL"):
+			c.Unsigned, zerofill = true, true
 		case t.Is("SIGNED"):
+			signedness = "SIGNED"
 		case t.Is("NOT") && i+1 < len(def) && def[i+1].Is("NULL"):
 			c.Nullable = false
 			i++
@@ -364,7 +375,35 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 			return nil, err
 		}
 	}
+	if c.Type != mysql.MYSQL_TYPE_ENUM && c.Type != mysql.MYSQL_TYPE_SET && d.typeName == "" {
+		d.attrs.declared = declaredType(typeToks, signedness, zerofill, binaryAttr)
+	}
 	return d, nil
+}
+
+// declaredType is a column's type as declared: its words as written,
+// its arguments, then its options as MySQL applies them (ZEROFILL
+// implies UNSIGNED; of SIGNED and UNSIGNED the last counts):
+// "integer(11) UNSIGNED ZEROFILL", "double precision(20,2)", "char(60) BINARY".
+func declaredType(toks []token, signedness string, zerofill, binary bool) string {
+	var b strings.Builder
+	for k, t := range toks {
+		glue := k == 0 || t.IsPunct('(') || t.IsPunct(')') || t.IsPunct(',') || toks[k-1].IsPunct('(') || toks[k-1].IsPunct(',')
+		if !glue {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	switch {
+	case zerofill:
+		b.WriteString(" UNSIGNED ZEROFILL")
+	case signedness != "":
+		b.WriteString(" " + signedness)
+	}
+	if binary {
+		b.WriteString(" BINARY")
+	}
+	return b.String()
 }
 
 // setTextLength sets the binlog byte length of a text column of n

@@ -76,7 +76,7 @@ func (h *History) def(db, name string) *change.TableDef {
 	for i := range t.Columns {
 		n := strings.ToLower(t.Columns[i].Name)
 		a := e.sh.Attrs[n]
-		c := change.ColumnDef{TypeName: e.sh.TypeNames[n], AutoIncrement: a.autoInc, OnUpdate: a.onUpdate != "", Generated: a.Generated}
+		c := change.ColumnDef{TypeName: e.sh.TypeNames[n], Declared: a.declared, AutoIncrement: a.autoInc, OnUpdate: a.onUpdate != "", Generated: a.Generated}
 		if v, ok := cutKeyword(a.def, "DEFAULT"); ok {
 			c.Default, c.HasDefault = v, true
 		}

@@ -97,3 +97,43 @@ func TestAlterDefaultCharset(t *testing.T) {
 		t.Errorf("table charset %q", cs)
 	}
 }
+
+// TestDeclaredType: each column's type as declared, kept through an
+// ALTER TABLE, a save and a load.
+func TestDeclaredType(t *testing.T) {
+	h := New(true)
+	sql := "CREATE TABLE t (a INTEGER(11) UNSIGNED, b double  precision, c CHARACTER VARYING(255), d bool, e DEC, " +
+		"f int signed zerofill, g char(60) binary, h SERIAL, i ENUM('x','y'), j UUID, k LONG VARCHAR, l REAL, m NUMERIC(5,2), n datetime(0), o decimal ( 8 , 3 ))"
+	if warns, _ := h.ApplyChanges(Statement{SQL: sql, DB: "d", CollationServer: 45}); len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	want := []string{"INTEGER(11) UNSIGNED", "double precision", "CHARACTER VARYING(255)", "bool", "DEC",
+		"int UNSIGNED ZEROFILL", "char(60) BINARY", "SERIAL", "", "", "LONG VARCHAR", "REAL", "NUMERIC(5,2)", "datetime(0)", "decimal(8,3)"}
+	check := func(what string, h *History) {
+		t.Helper()
+		_, sc := h.ApplyChanges(Statement{SQL: "ALTER TABLE t ADD COLUMN z INT(3)", DB: "d", CollationServer: 45})
+		if len(sc) != 1 || sc[0].Old == nil || sc[0].New == nil {
+			t.Fatalf("%s: %+v", what, sc)
+		}
+		var got []string
+		for _, c := range sc[0].Old.Columns {
+			got = append(got, c.Declared)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s:\n got  %q\n want %q", what, got, want)
+		}
+		if z := sc[0].New.Columns[len(want)].Declared; z != "INT(3)" {
+			t.Errorf("%s: z %q", what, z)
+		}
+	}
+	b, err := h.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Decode(b, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("applied", h)
+	check("saved and loaded", loaded)
+}

@@ -48,6 +48,7 @@ type savedAttrs struct {
 	Comment   string `json:"comment,omitempty"`
 	Generated string `json:"generated,omitempty"`
 	AutoInc   bool   `json:"auto_increment,omitempty"`
+	Type      string `json:"type,omitempty"` // the type as declared; absent in histories saved before it was kept
 }
 
 // MarshalJSON encodes the history (see the layout above).
@@ -67,7 +68,7 @@ func (h *History) MarshalJSON() ([]byte, error) {
 				if t.Columns == nil {
 					t.Columns = map[string]savedAttrs{}
 				}
-				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc}
+				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc, Type: a.declared}
 			}
 		}
 		s.Tables = append(s.Tables, t)
@@ -101,7 +102,7 @@ func Decode(data []byte, name string) (*History, error) {
 				sh.TypeNames[strings.ToLower(k)] = v
 			}
 			for k, a := range t.Columns {
-				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated, autoInc: a.AutoInc}
+				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated, autoInc: a.AutoInc, declared: a.Type}
 			}
 			e.sh = sh
 		} else if t.Unknown == "" {

@@ -109,13 +109,52 @@ func TestFormatDDL(t *testing.T) {
 	}
 }
 
+// TestDebeziumDDLWithSchema: --format debezium --ddl --with-schema
+// wraps each schema change record in {"schema":…,"payload":…} as
+// JsonConverter's schemas.enable=true does; the payload matches its
+// schema (JsonConverter's rules) and is the record without the schema.
+// The schema itself: sink/envelope TestDebeziumSchemaChangeSchema.
+func TestDebeziumDDLWithSchema(t *testing.T) {
+	code, out, stderr := runCmd("read", "--format", "debezium", "--with-schema", "--ddl", shopBinlog)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, plain, _ := runCmd("read", "--format", "debezium", "--ddl", shopBinlog)
+	lines, want := strings.Split(strings.TrimSpace(out), "\n"), strings.Split(strings.TrimSpace(plain), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d records, %d without --with-schema", len(lines), len(want))
+	}
+	ts := regexp.MustCompile(`"ts_ms":\d+,"databaseName"`)
+	n := 0
+	for i, l := range lines {
+		if !strings.Contains(l, `"databaseName":`) {
+			continue
+		}
+		n++
+		m := decodeLine(t, []byte(l))
+		schema, _ := m["schema"].(map[string]any)
+		if schema["name"] != "io.debezium.connector.mysql.SchemaChangeValue" || len(m) != 2 {
+			t.Fatalf("record %d: %.200s", i, l)
+		}
+		if err := connectValue(schema, m["payload"]); err != "" {
+			t.Errorf("record %d: payload does not match its schema: %s", i, err)
+		}
+		payload := l[strings.Index(l, `,"payload":`)+len(`,"payload":`) : len(l)-1]
+		if got, w := ts.ReplaceAllString(payload, "TS"), ts.ReplaceAllString(want[i], "TS"); got != w {
+			t.Errorf("record %d payload:\n got  %s\n want %s", i, got, w)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no schema change records in the sample")
+	}
+}
+
 func TestFormatUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"read", "--format", "maxwell", "--with-schema", shopBinlog}, "--with-schema needs --format debezium"},
-		{[]string{"read", "--format", "debezium", "--with-schema", "--ddl", shopBinlog}, "has no schema for its schema change records"},
 		{[]string{"read", "--debezium-decimal-handling-mode", "string", shopBinlog}, "needs --format debezium"},
 		{[]string{"read", "--format", "debezium", "--debezium-decimal-handling-mode", "exact", shopBinlog}, `want precise or string or double, not "exact"`},
 		{[]string{"read", "--format", "debezium", "--debezium-time-precision-mode", "adaptive", shopBinlog}, "want adaptive_time_microseconds or connect"},
@@ -261,37 +300,45 @@ func TestFormatsMySQL(t *testing.T) {
 
 // TestKafkaDebeziumDDL: with --format debezium --ddl the schema change
 // records go to the topic <prefix>, Debezium's schema change topic,
-// keyed {"databaseName":…}, the same values as 'read' writes.
+// keyed {"databaseName":…}, the same values as 'read' writes; with
+// --with-schema the key carries its schema (SchemaChangeKey) too.
 func TestKafkaDebeziumDDL(t *testing.T) {
 	t.Parallel()
-	brokers := kafkatest.Cluster(t)
-	prefix := kafkatest.Prefix(t)
-	args := []string{"read", "--format", "debezium", "--ddl", "--to", "kafka://" + strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, shopBinlog}
-	if code, _, stderr := runCmd(args...); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	_, lines, _ := runCmd("read", "--format", "debezium", "--ddl", shopBinlog)
-	var want []string
-	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
-		if strings.Contains(l, `"databaseName":`) {
-			want = append(want, strings.ReplaceAll(l, `"name":"binlogcdc"`, `"name":"`+prefix+`"`))
+	for _, extra := range [][]string{nil, {"--with-schema"}} {
+		brokers := kafkatest.Cluster(t)
+		prefix := kafkatest.Prefix(t)
+		args := append(append([]string{"read", "--format", "debezium", "--ddl"}, extra...), "--to", "kafka://"+strings.Join(brokers, ","), "--kafka-topic-prefix", prefix, shopBinlog)
+		if code, _, stderr := runCmd(args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", extra, code, stderr)
 		}
-	}
-	if len(want) == 0 {
-		t.Fatal("no schema change records in the sample")
-	}
-	recs := kafkatest.Consume(t, brokers, []string{prefix}, false)
-	if len(recs) != len(want) {
-		t.Fatalf("%d records on %s, want %d", len(recs), prefix, len(want))
-	}
-	ts := regexp.MustCompile(`"ts_ms":\d+,"databaseName"`)
-	for i, r := range recs {
-		if string(r.Key) != `{"databaseName":"shop"}` {
-			t.Errorf("record %d: key %s", i, r.Key)
+		_, lines, _ := runCmd(append(append([]string{"read", "--format", "debezium", "--ddl"}, extra...), shopBinlog)...)
+		var want []string
+		for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+			if strings.Contains(l, `"databaseName":`) {
+				want = append(want, strings.ReplaceAll(l, `"name":"binlogcdc"`, `"name":"`+prefix+`"`))
+			}
 		}
-		got, w := ts.ReplaceAllString(string(r.Value), "TS"), ts.ReplaceAllString(want[i], "TS")
-		if got != w {
-			t.Errorf("record %d:\n got  %s\n want %s", i, got, w)
+		if len(want) == 0 {
+			t.Fatal("no schema change records in the sample")
+		}
+		wantKey := `{"databaseName":"shop"}`
+		if extra != nil {
+			wantKey = `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"databaseName"}],"optional":false,` +
+				`"name":"io.debezium.connector.mysql.SchemaChangeKey","version":1},"payload":{"databaseName":"shop"}}`
+		}
+		recs := kafkatest.Consume(t, brokers, []string{prefix}, false)
+		if len(recs) != len(want) {
+			t.Fatalf("%q: %d records on %s, want %d", extra, len(recs), prefix, len(want))
+		}
+		ts := regexp.MustCompile(`"ts_ms":\d+,"databaseName"`)
+		for i, r := range recs {
+			if string(r.Key) != wantKey {
+				t.Errorf("%q record %d: key %s", extra, i, r.Key)
+			}
+			got, w := ts.ReplaceAllString(string(r.Value), "TS"), ts.ReplaceAllString(want[i], "TS")
+			if got != w {
+				t.Errorf("%q record %d:\n got  %s\n want %s", extra, i, got, w)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ package envelope
 // per table a statement changes.
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -127,20 +128,31 @@ func appendDbzColumn(b []byte, c *tablemap.Column, cd *change.ColumnDef, pos int
 		}
 	}
 	length, scale := dbzLength(c)
+	jdbc := jdbcType(c, cd.TypeName != "")
+	charset := ""
+	if isText(c) && !c.IsBinary() && cd.TypeName == "" {
+		charset = columnCharset(c)
+	}
+	var decl dbzDeclared
+	if cd.Declared != "" {
+		var ok bool
+		if decl, ok = parseDeclared(cd.Declared); ok { // dbztypes.go
+			typeName, jdbc, length, scale = decl.typeName, decl.jdbc, decl.length, decl.scale
+			if decl.national {
+				charset = "utf8"
+			}
+		}
+	}
 	b = append(b, `{"name":`...)
 	b = appendString(b, c.Name)
 	b = append(b, `,"jdbcType":`...)
-	b = strconv.AppendInt(b, int64(jdbcType(c, cd.TypeName != "")), 10)
+	b = strconv.AppendInt(b, int64(jdbc), 10)
 	b = append(b, `,"nativeType":null,"typeName":`...)
 	b = appendString(b, typeName)
 	b = append(b, `,"typeExpression":`...)
 	b = appendString(b, typeName)
 	b = append(b, `,"charsetName":`...)
-	if isText(c) && !c.IsBinary() && cd.TypeName == "" {
-		b = appendNullString(b, columnCharset(c))
-	} else {
-		b = append(b, "null"...)
-	}
+	b = appendNullString(b, charset)
 	b = append(b, `,"length":`...)
 	b = appendOptInt(b, length)
 	b = append(b, `,"scale":`...)
@@ -149,15 +161,17 @@ func appendDbzColumn(b []byte, c *tablemap.Column, cd *change.ColumnDef, pos int
 	b = strconv.AppendInt(b, int64(pos), 10)
 	b = append(b, `,"optional":`...)
 	b = strconv.AppendBool(b, c.Nullable)
-	// Debezium's DDL parser marks AUTO_INCREMENT and ON UPDATE columns
-	// auto-incremented and generated (its test shouldParseTimeWithNowDefault).
-	auto := cd.AutoIncrement || cd.OnUpdate
+	// Debezium's DDL parser marks AUTO_INCREMENT, ON UPDATE and SERIAL
+	// columns auto-incremented and generated (its test
+	// shouldParseTimeWithNowDefault; serialColumn).
+	auto := cd.AutoIncrement || cd.OnUpdate || decl.serial
 	b = append(b, `,"autoIncremented":`...)
 	b = strconv.AppendBool(b, auto)
 	b = append(b, `,"generated":`...)
 	b = strconv.AppendBool(b, auto || cd.Generated != "")
-	b = append(b, `,"comment":`...)
-	b = appendNullString(b, cd.Comment)
+	// comment: null, as Debezium writes it by default
+	// (include.schema.comments=false skips COMMENT clauses).
+	b = append(b, `,"comment":null`...)
 	b = append(b, `,"defaultValueExpression":`...)
 	if v, ok := defaultExpression(cd); ok {
 		b = appendString(b, v)
@@ -202,26 +216,63 @@ func isText(c *tablemap.Column) bool {
 	return false
 }
 
-// defaultExpression is Debezium's defaultValueExpression: a string
-// literal's text, a number as written, a function as written; none for
-// no DEFAULT or DEFAULT NULL.
+// defaultExpression is Debezium's defaultValueExpression, as its MySQL
+// DDL parser (3.6.1, DefaultValueParserListener) sets it from the
+// DEFAULT operand: a string literal without its quotes and character set
+// introducer (escapes as written: 'it”s' is it”s), a number with its
+// sign, TRUE/FALSE as written, x'0F' and b'101' without their x'…'/b'…'
+// ("0F", "101"), a temporal literal as its tokens (DATE'2024-01-01'),
+// "1970-01-01 00:00:00" for NOW(), CURRENT_TIMESTAMP, LOCALTIME and
+// LOCALTIMESTAMP; none for no DEFAULT, DEFAULT NULL and an expression
+// ((…), which Debezium leaves unset, or MariaDB's unparenthesised ones,
+// which its grammar does not read).
 func defaultExpression(cd *change.ColumnDef) (string, bool) {
 	v := strings.TrimSpace(cd.Default)
-	if !cd.HasDefault || strings.EqualFold(v, "NULL") {
+	if !cd.HasDefault || v == "" {
 		return "", false
 	}
-	if n := len(v); n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n-1] == v[0] {
-		q := string(v[0])
-		return strings.ReplaceAll(v[1:n-1], q+q, q), true
+	up := strings.ToUpper(v)
+	if nowDefault.MatchString(up) {
+		return "1970-01-01 00:00:00", true
 	}
-	return v, true
+	switch {
+	case up == "NULL", v[0] == '(':
+		return "", false
+	case up == "TRUE", up == "FALSE":
+		return v, true
+	case hexBinDefault.MatchString(v):
+		return v[2 : len(v)-1], true // Debezium's unquoteBinary, 0x0F included
+	}
+	sign := ""
+	if v[0] == '+' || v[0] == '-' {
+		sign, v = v[:1], strings.TrimSpace(v[1:])
+	}
+	if numDefault.MatchString(v) {
+		return sign + v, true
+	}
+	if m := temporalDefault.FindStringSubmatch(v); m != nil {
+		return sign + m[1] + m[2], true
+	}
+	if m := textDefault.FindStringSubmatch(v); m != nil {
+		lit := m[1]
+		return sign + lit[1:len(lit)-1], true
+	}
+	return "", false
 }
+
+var (
+	nowDefault      = regexp.MustCompile(`^(NOW|CURRENT_TIMESTAMP|LOCALTIME|LOCALTIMESTAMP)\s*(\(\s*\d*\s*\))?$`)
+	hexBinDefault   = regexp.MustCompile(`^(?i)(0x[0-9a-f]+|x'[0-9a-f]+'|0b[01]+|b'[01]+')$`)
+	numDefault      = regexp.MustCompile(`^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+	temporalDefault = regexp.MustCompile(`^(?i)(DATE|TIME|TIMESTAMP)\s*('[^']*')$`)
+	textDefault     = regexp.MustCompile(`^(?:_[A-Za-z0-9]+\s*)?('(?:[^'\\]|''|\\.)*'|"(?:[^"\\]|""|\\.)*")$`)
+)
 
 // dbzLength is the column's length and scale as Debezium's DDL parser
 // sets them (-1: unset): characters of CHAR and VARCHAR, bytes of BINARY
 // and VARBINARY, DECIMAL's precision and scale, BIT's bits, the
-// fractional digits of TIME, DATETIME and TIMESTAMP (when not 0), the
-// longest ENUM label, the length of all SET labels joined by commas.
+// fractional digits of TIME, DATETIME and TIMESTAMP (when not 0), 1 for
+// ENUM, the number of SET labels and of the commas between them.
 // Integer display widths are not in the binlog, and are left unset.
 func dbzLength(c *tablemap.Column) (length, scale int) {
 	switch c.Type {
@@ -240,20 +291,9 @@ func dbzLength(c *tablemap.Column) (length, scale int) {
 			return c.FSP, -1
 		}
 	case mysql.MYSQL_TYPE_ENUM:
-		n := 0
-		for _, v := range c.EnumValues {
-			n = max(n, len([]rune(v)))
-		}
-		return n, -1
+		return 1, -1 // Debezium's parser: 1 for any ENUM
 	case mysql.MYSQL_TYPE_SET:
-		n := 0
-		for i, v := range c.SetValues {
-			if i > 0 {
-				n++
-			}
-			n += len([]rune(v))
-		}
-		return n, -1
+		return max(0, 2*len(c.SetValues)-1), -1 // the labels and the commas between them
 	}
 	return -1, -1
 }

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -11,10 +10,6 @@ import (
 
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
-
-// errNoDDLSchema: the schema change records have no Kafka Connect schema
-// yet (Options.WithSchema).
-var errNoDDLSchema = errors.New("envelope: --format debezium --with-schema has no schema for its schema change records (leave out --with-schema or --ddl)")
 
 // The Kafka Connect schemas of Debezium's records, as JsonConverter
 // writes them with schemas.enable=true: built once per table.
@@ -266,25 +261,11 @@ func (d *debezium) keySchema(b []byte, t *tablemap.Table) []byte {
 }
 
 func (d *debezium) envelopeSchema(b []byte, t *tablemap.Table) []byte {
-	str := func(field string, optional bool) fieldSchema {
-		return fieldSchema{typ: "string", optional: optional, field: field}
-	}
-	i64 := func(field string, optional bool) fieldSchema {
-		return fieldSchema{typ: "int64", optional: optional, field: field}
-	}
-	source := fieldSchema{typ: "struct", name: "io.debezium.connector.mysql.Source", field: "source", fields: []fieldSchema{
-		str("version", false), str("connector", false), str("name", false), i64("ts_ms", false),
-		{typ: "string", optional: true, name: "io.debezium.data.Enum", version: 1, def: `"false"`, field: "snapshot",
-			params: [][2]string{{"allowed", "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"}}},
-		str("db", false), str("sequence", true), i64("ts_us", true), i64("ts_ns", true), str("table", true),
-		i64("server_id", false), str("gtid", true), str("file", false), i64("pos", false),
-		{typ: "int32", field: "row"}, i64("thread", true), str("query", true),
-	}}
 	tx := fieldSchema{typ: "struct", optional: true, name: "event.block", version: 1, field: "transaction", fields: []fieldSchema{
 		str("id", false), i64("total_order", false), i64("data_collection_order", false),
 	}}
 	env := fieldSchema{typ: "struct", name: d.opts.Name + "." + t.DB + "." + t.Name + ".Envelope", version: 2, fields: []fieldSchema{
-		d.rowSchema(t, "Value", "before", true), d.rowSchema(t, "Value", "after", true), source,
+		d.rowSchema(t, "Value", "before", true), d.rowSchema(t, "Value", "after", true), sourceSchema(),
 		str("op", false), i64("ts_ms", true), i64("ts_us", true), i64("ts_ns", true), tx,
 	}}
 	return env.append(b)

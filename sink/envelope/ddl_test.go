@@ -74,3 +74,72 @@ func TestDebeziumSchemaChange(t *testing.T) {
 		}
 	}
 }
+
+// TestDebeziumDefaultValueExpression: defaultValueExpression as
+// Debezium's MySQL DDL parser sets it. The first cases are its tests'
+// expectations (MySqlAntlrDdlParserTest testMultiColumnAlterWithDefaults,
+// testCharsetIntroducerInDefault; BinlogAntlrDdlParserTest
+// shouldParseAlterTableStatementAddColumns's ' 29 ',
+// shouldApplyCorrectColumnInfoWhenAlterColumnType); the rest follow its
+// DefaultValueParserListener (debezium 3.6.1 = aad55199).
+func TestDebeziumDefaultValueExpression(t *testing.T) {
+	for _, tc := range []struct {
+		def  string // the DEFAULT operand; "-" for no DEFAULT
+		want string // "-" for none (null)
+	}{
+		{"current_timestamp", "1970-01-01 00:00:00"},
+		{"'08:00'", "08:00"},
+		{"'1970-01-01 00:00:00'", "1970-01-01 00:00:00"},
+		{"' 29 '", " 29 "},
+		{"_utf8'abc'", "abc"},
+		{"_UTF8MB4'0'", "0"},
+		{"current_timestamp()", "1970-01-01 00:00:00"},
+		{"NOW(3)", "1970-01-01 00:00:00"},
+		{"localtimestamp", "1970-01-01 00:00:00"},
+		{"-", "-"},
+		{"NULL", "-"},
+		{"(rand() * 10)", "-"},
+		{"uuid()", "-"},
+		{"0", "0"},
+		{"-1", "-1"},
+		{"+2.50", "+2.50"},
+		{"1.5e3", "1.5e3"},
+		{"TRUE", "TRUE"},
+		{"false", "false"},
+		{"x'0F'", "0F"},
+		{"b'101'", "101"},
+		{"0x0F", "0"},
+		{"'it''s'", "it''s"},
+		{`'a\'b'`, `a\'b`},
+		{`"dq"`, "dq"},
+		{"DATE '2024-01-01'", "DATE'2024-01-01'"},
+	} {
+		cd := change.ColumnDef{Default: tc.def, HasDefault: tc.def != "-"}
+		got, ok := defaultExpression(&cd)
+		if !ok {
+			got = "-"
+		}
+		if got != tc.want {
+			t.Errorf("DEFAULT %s: %q, want %q", tc.def, got, tc.want)
+		}
+	}
+}
+
+// TestDebeziumEnumSetLength: Debezium's parser gives every ENUM length 1
+// and a SET the number of its labels and commas
+// (ColumnDefinitionParserListener; BinlogAntlrDdlParserTest
+// shouldParseCreateTableWithEnumAndSetColumns: ENUM 1, SET('a','b','c') 5).
+func TestDebeziumEnumSetLength(t *testing.T) {
+	for _, tc := range []struct {
+		c    tablemap.Column
+		want int
+	}{
+		{tablemap.Column{Type: mysql.MYSQL_TYPE_ENUM, EnumValues: []string{"station", "post_office"}}, 1},
+		{tablemap.Column{Type: mysql.MYSQL_TYPE_SET, SetValues: []string{"a", "b", "c"}}, 5},
+		{tablemap.Column{Type: mysql.MYSQL_TYPE_SET, SetValues: []string{"new", "vip", "wholesale"}}, 5},
+	} {
+		if n, _ := dbzLength(&tc.c); n != tc.want {
+			t.Errorf("%v: length %d, want %d", tc.c, n, tc.want)
+		}
+	}
+}

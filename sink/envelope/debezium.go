@@ -25,6 +25,8 @@ type debezium struct {
 	big     big.Int
 	err     error                     // a value the chosen modes cannot represent
 	dbl     map[*tablemap.Column]bool // FLOAT(M,D) columns (dbzmodes.go)
+	ddlVal  []byte                    // the schema change records' `{"schema":…,"payload":` (WithSchema; dbzddlschema.go)
+	ddlKey  []byte
 	pieces
 }
 
@@ -97,10 +99,11 @@ func (d *debezium) AppendValue(b []byte, c *change.Change) ([]byte, error) {
 
 func (d *debezium) appendValueRecord(b []byte, c *change.Change) ([]byte, error) {
 	if c.Op == change.DDL {
-		if d.opts.WithSchema {
-			return b, errNoDDLSchema
+		if !d.opts.WithSchema {
+			return d.appendSchemaChange(b, c), nil // dbzddl.go
 		}
-		return d.appendSchemaChange(b, c), nil // dbzddl.go
+		val, _ := d.ddlSchemas()
+		return append(d.appendSchemaChange(append(b, val...), c), '}'), nil
 	}
 	if err := checkFull("debezium", c, c.Before); c.Before != nil && err != nil {
 		return b, err
@@ -196,8 +199,16 @@ func (d *debezium) AppendKey(b []byte, c *change.Change) ([]byte, bool) {
 		if len(c.Schema) > 0 {
 			db = c.Schema[0].DB
 		}
+		if d.opts.WithSchema {
+			_, key := d.ddlSchemas()
+			b = append(b, key...)
+		}
 		b = append(b, `{"databaseName":`...)
-		return append(appendString(b, db), '}'), true
+		b = append(appendString(b, db), '}')
+		if d.opts.WithSchema {
+			b = append(b, '}')
+		}
+		return b, true
 	}
 	if c.After != nil {
 		return d.appendKey(b, c, c.After, c.Before)
