@@ -247,12 +247,15 @@ func (o *ReadOptions) pipelineOptions() (pipeline.Options, change.Position, erro
 		return popts, start, UsageError{Msg: err.Error(), Hint: "--tables shop.orders --tables 'shop.*'"}
 	}
 	popts.DDL, popts.RowQuery = o.DDL, o.Replay.Envelope.RowQuery
-	if o.DDL && (o.Replay.Format == "maxwell" || o.Replay.Format == "debezium") {
-		// Their DDL records describe each table before and after the
-		// statement: a schema history of the DDL read (the flavor
-		// follows the binlog).
+	if o.Replay.Format == "maxwell" || o.Replay.Format == "debezium" {
+		// A schema history of the DDL read (the flavor follows the
+		// binlog): their DDL records describe each table before and
+		// after the statement, Debezium's schemas give defaults, and
+		// MariaDB columns declared JSON are Maxwell's embedded JSON.
 		popts.Schema = schemahist.New(false)
-		popts.DDLSplit = ddlSplit(o.Replay.Format)
+		if o.DDL {
+			popts.DDLSplit = ddlSplit(o.Replay.Format)
+		}
 	}
 	if o.StartPosition != "" {
 		if start, err = ParsePosition(o.StartPosition); err != nil {

@@ -48,11 +48,13 @@ func streamHistory(path string, cp *checkpoint.Checkpoint, mariadb bool, saver *
 // seedHistory sets the snapshot's tables in the schema history, from
 // their SHOW CREATE TABLE in the snapshot: the stream's DDL goes on from
 // there. A table binlogcdc cannot read follows its TABLE_MAPs, with a
-// warning.
+// warning. The snapshot's rows then carry what the history adds to
+// their table (streamSnapshot.copy).
 func (s *streamSnapshot) seedHistory(h *schemahist.History, logf func(string, ...any)) {
 	if s == nil {
 		return
 	}
+	s.hist = h
 	for i, t := range s.tables {
 		if i >= len(s.creates) {
 			break

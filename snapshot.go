@@ -19,6 +19,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/snapshot"
 	"github.com/binlogcdc/binlogcdc/tablemap"
@@ -106,8 +107,9 @@ type streamSnapshot struct {
 	src     *snapshot.Source
 	tables  []snapshot.TableInfo
 	creates []string // SHOW CREATE TABLE of each table, for the schema history
-	redo    bool     // a target's earlier snapshot did not finish: empty its tables
-	mark    string   // CHECKPOINT.snapshot, an older version's mark on -o
+	hist    *schemahist.History
+	redo    bool   // a target's earlier snapshot did not finish: empty its tables
+	mark    string // CHECKPOINT.snapshot, an older version's mark on -o
 	// state is the snapshot's progress, kept with the checkpoint (nil
 	// when there is none to keep it with); resumed: it continues an
 	// interrupted one, whose checkpoint the stream resumed from.
@@ -349,8 +351,19 @@ func (s *streamSnapshot) copy(ctx context.Context, sk sink.Sink, rp *replayRun, 
 	// last (of a table, of the snapshot).
 	opts := snapshot.Options{Batch: o.Snapshot.Batch, State: s.state, Marks: o.Replay.Format == "maxwell",
 		Places: o.Replay.Format == "debezium"}
+	if h := s.hist; h != nil {
+		// What the schema history adds to a table (defaults, generated
+		// columns, MariaDB JSON), as the binlog's rows of it carry.
+		pos := s.src.Pos.Pos()
+		opts.Annotate = func(t *tablemap.Table) *tablemap.Table {
+			if a, warn := h.Annotate(t, pos); warn == "" && a != nil {
+				return a
+			}
+			return t
+		}
+	}
 	if rp != nil && rp.target != nil {
-		opts.Marks, opts.Places = false, false
+		opts.Marks, opts.Places, opts.Annotate = false, false, nil
 		sk = snapshot.AsInserts(sk)
 		opts.BeforeTable = func(t *tablemap.Table, fresh bool) error {
 			return rp.target.PrepareSnapshotTable(t, fresh && (s.redo || s.resumed), !fresh)

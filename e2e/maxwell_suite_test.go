@@ -28,10 +28,7 @@ import (
 // does, by file and the assertion's index in it, with the reason (the
 // README's "Other formats" lists them). The test fails when one of them
 // passes, so that the list stays true.
-var mxKnown = map[string]string{
-	"test_json#0": "MariaDB's JSON is LONGTEXT in the binlog: a string, not an embedded JSON value (MySQL's JSON type is embedded)",
-	"test_json#1": "MariaDB's JSON is LONGTEXT in the binlog: a string, not an embedded JSON value (MySQL's JSON type is embedded)",
-}
+var mxKnown = map[string]string{}
 
 // mxSkipped are Maxwell's test files not run here, with their number of
 // assertions and the reason. The bootstrap-* files run in

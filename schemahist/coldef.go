@@ -45,6 +45,10 @@ type colAttrs struct {
 	autoInc                bool // AUTO_INCREMENT
 	// declared is the type as declared (change.ColumnDef.Declared).
 	declared string
+	// json: MariaDB's JSON, a LONGTEXT declared JSON or checked by
+	// CHECK (json_valid(column)), which is how SHOW CREATE TABLE shows a
+	// JSON column (tablemap.Column.JSON).
+	json bool
 }
 
 func (a colAttrs) String() string {
@@ -216,6 +220,7 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 		}
 		c.Type, c.Length, c.Collation = mysql.MYSQL_TYPE_BLOB, 4, collationOf("utf8mb4", "utf8mb4_bin", mariadb)
 		d.charsetGiven = true
+		d.attrs.json = true
 	case "ENUM", "SET":
 		a, _ := args()
 		var labels []string
@@ -345,6 +350,8 @@ func parseColDef(sql string, def []token, defColl uint32, mariadb bool) (*colDef
 				d.attrs.comment = text
 			case onUpdate:
 				d.attrs.onUpdate = text
+			case t.Is("CHECK") && c.Type == mysql.MYSQL_TYPE_BLOB && isJSONValidCheck(text, c.Name):
+				d.attrs.json = true
 			}
 		case t.IsPunct('('):
 			i = skipGroupAt(def, i) - 1
@@ -509,4 +516,18 @@ func collationOf(cs, coll string, mariadb bool) uint32 {
 		return 63
 	}
 	return collIndex.defaultOfCS[f][cs]
+}
+
+// isJSONValidCheck reports whether check, a column's CHECK clause, is
+// CHECK (json_valid(name)): MariaDB's JSON type, as SHOW CREATE TABLE
+// writes it ("`j` longtext … CHECK (json_valid(`j`))").
+func isJSONValidCheck(check, name string) bool {
+	s := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '`' {
+			return -1
+		}
+		return r
+	}, check)
+	rest, ok := strings.CutPrefix(strings.ToLower(s), "check(json_valid(")
+	return ok && strings.EqualFold(rest, strings.ReplaceAll(name, " ", "")+"))")
 }

@@ -44,6 +44,9 @@ type Column struct {
 	// is false when it has none.
 	Default    string
 	HasDefault bool
+	// JSON marks a MariaDB column declared JSON (a LONGTEXT checked by
+	// json_valid): tablemap.Column.JSON.
+	JSON bool
 }
 
 // GeneratedCount returns how many of the columns are generated.
@@ -60,7 +63,7 @@ func (t *Table) GeneratedCount() int {
 // adds reports whether the table says more than a TABLE_MAP (Annotate).
 func (t *Table) adds() bool {
 	for i := range t.Columns {
-		if t.Columns[i].Generated != "" || t.Columns[i].HasDefault {
+		if t.Columns[i].Generated != "" || t.Columns[i].HasDefault || t.Columns[i].JSON {
 			return true
 		}
 	}
@@ -152,7 +155,7 @@ func (e *entry) table() *Table {
 	for i := range e.sh.T.Columns {
 		n := e.sh.T.Columns[i].Name
 		a := e.sh.Attrs[strings.ToLower(n)]
-		c := Column{Name: n, Generated: a.Generated}
+		c := Column{Name: n, Generated: a.Generated, JSON: a.json}
 		if d, ok := strings.CutPrefix(a.def, "DEFAULT"); ok {
 			c.Default, c.HasDefault = strings.TrimSpace(d), true
 		} else if d, ok := strings.CutPrefix(a.def, "default"); ok {
@@ -345,6 +348,7 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 		for i := range c.Columns {
 			c.Columns[i].Generated = res.Columns[i].Generated != ""
 			c.Columns[i].Default = res.Columns[i].Default
+			c.Columns[i].JSON = res.Columns[i].JSON
 		}
 		ann = &c
 	}

@@ -49,6 +49,7 @@ type savedAttrs struct {
 	Generated string `json:"generated,omitempty"`
 	AutoInc   bool   `json:"auto_increment,omitempty"`
 	Type      string `json:"type,omitempty"` // the type as declared; absent in histories saved before it was kept
+	JSON      bool   `json:"json,omitempty"` // MariaDB JSON (colAttrs.json); absent in histories saved before it was kept
 }
 
 // MarshalJSON encodes the history (see the layout above).
@@ -68,7 +69,7 @@ func (h *History) MarshalJSON() ([]byte, error) {
 				if t.Columns == nil {
 					t.Columns = map[string]savedAttrs{}
 				}
-				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc, Type: a.declared}
+				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc, Type: a.declared, JSON: a.json}
 			}
 		}
 		s.Tables = append(s.Tables, t)
@@ -102,7 +103,7 @@ func Decode(data []byte, name string) (*History, error) {
 				sh.TypeNames[strings.ToLower(k)] = v
 			}
 			for k, a := range t.Columns {
-				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated, autoInc: a.AutoInc, declared: a.Type}
+				sh.Attrs[strings.ToLower(k)] = colAttrs{def: a.Default, onUpdate: a.OnUpdate, comment: a.Comment, Generated: a.Generated, autoInc: a.AutoInc, declared: a.Type, json: a.JSON}
 			}
 			e.sh = sh
 		} else if t.Unknown == "" {

@@ -48,6 +48,10 @@ type Options struct {
 	// first, last, first_in_data_collection, last_in_data_collection).
 	// Each row is then written when the next is read (a copy of one row).
 	Places bool
+	// Annotate, when set, gives the table each row carries for a table
+	// read from the catalog: what the schema history knows beyond the
+	// catalog's columns (change.Change.Table), e.g. MariaDB's JSON.
+	Annotate func(*tablemap.Table) *tablemap.Table
 }
 
 // Progress says how far a Copy is.
@@ -188,6 +192,9 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 			}
 			tc = state.Coverage.SetTable(ti.DB, ti.Name, key)
 			state.Schemas[name] = fingerprint(ts.table)
+		}
+		if opts.Annotate != nil {
+			ts.table = opts.Annotate(ts.table)
 		}
 		if opts.BeforeTable != nil {
 			if err := opts.BeforeTable(ts.table, after == nil); err != nil {

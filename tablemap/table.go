@@ -76,6 +76,11 @@ type Column struct {
 	// "current_timestamp()"), from the schema history too; "" when it has
 	// none or the history does not know the table.
 	Default string
+	// JSON marks a MariaDB column declared JSON, which MariaDB keeps as
+	// LONGTEXT checked by json_valid (its TABLE_MAP says LONGTEXT): set
+	// from the schema history, like Generated. MySQL's JSON has its own
+	// type (MYSQL_TYPE_JSON) and never sets it.
+	JSON bool
 }
 
 // MariaDB's binlog type codes for COMPRESSED columns (mysql_com.h).

@@ -88,6 +88,11 @@ func (d *debezium) columnSchema(c *tablemap.Column) fieldSchema {
 		f.typ, f.name, f.version = typ, name, 1
 		return f
 	}
+	if c.JSON {
+		// MariaDB's JSON (a LONGTEXT the schema history knows was
+		// declared JSON): Debezium names it by its DDL type, as MySQL's.
+		return logical("string", "io.debezium.data.Json")
+	}
 	switch c.Type {
 	case mysql.MYSQL_TYPE_TINY:
 		f.typ = pick(c.Unsigned, "int16", "int8")

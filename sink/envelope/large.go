@@ -2,8 +2,10 @@ package envelope
 
 import (
 	"encoding/base64"
+	"encoding/json"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
 // Large values. A record is normally built whole; with a 200 MB BLOB that
@@ -114,4 +116,59 @@ func stringCut(s []byte, max int) int {
 		}
 	}
 	return n
+}
+
+// compactJSON appends s, valid JSON text, without the whitespace between
+// its tokens (as json.Compact, which would need s's size again), in
+// pieces when s is large.
+func (p *pieces) compactJSON(b, s []byte) []byte {
+	var st compactState
+	for len(s) > 0 && p.err == nil {
+		n := len(s)
+		if p.active {
+			n = min(n, largePiece)
+		}
+		b = st.append(b, s[:n])
+		s = s[n:]
+		if p.active {
+			b = p.flush(b)
+		}
+	}
+	return b
+}
+
+// compactState is where appendCompact stands in JSON text cut in pieces:
+// inside a string, and just after its backslash.
+type compactState struct{ in, esc bool }
+
+func (st *compactState) append(b, s []byte) []byte {
+	start := 0
+	for i, c := range s {
+		switch {
+		case st.in:
+			switch {
+			case st.esc:
+				st.esc = false
+			case c == '\\':
+				st.esc = true
+			case c == '"':
+				st.in = false
+			}
+		case c == '"':
+			st.in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			b = append(b, s[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(b, s[start:]...)
+}
+
+// isMariaJSON reports whether v, a value of col, is written as the JSON
+// value itself where a format embeds JSON (Maxwell): a MariaDB column
+// declared JSON (tablemap.Column.JSON) whose text is valid JSON. Text
+// that is not (a json_valid CHECK dropped, or never enforced) stays a
+// string.
+func isMariaJSON(col *tablemap.Column, v change.Value) bool {
+	return col.JSON && v.Kind() == change.String && json.Valid(v.Bytes())
 }

@@ -84,3 +84,24 @@ func TestLargeSameBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a": 1, "b" : [1, 2, {"c": "x y"}]}`, `{"a":1,"b":[1,2,{"c":"x y"}]}`},
+		{"{\n\t\"a\\\" b\": \"q\\\\\" ,\r\n\"d\":null }", `{"a\" b":"q\\","d":null}`},
+		{` "just a string " `, `"just a string "`},
+		{`[ ]`, `[]`},
+	} {
+		if got := string((&pieces{}).compactJSON(nil, []byte(c.in))); got != c.want {
+			t.Errorf("compactJSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+		// Cut anywhere, the pieces give the same.
+		for cut := 0; cut <= len(c.in); cut++ {
+			var st compactState
+			got := st.append(st.append(nil, []byte(c.in[:cut])), []byte(c.in[cut:]))
+			if string(got) != c.want {
+				t.Errorf("compactJSON(%q) cut at %d = %q, want %q", c.in, cut, got, c.want)
+			}
+		}
+	}
+}

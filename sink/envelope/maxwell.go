@@ -277,6 +277,9 @@ func (m *maxwell) appendValue(b []byte, col *tablemap.Column, v change.Value) []
 			return m.raw(b, v.Bytes())
 		}
 	}
+	if isMariaJSON(col, v) {
+		return m.compactJSON(b, v.Bytes())
+	}
 	switch v.Kind() {
 	case change.Null, change.Absent:
 		return append(b, "null"...)
