@@ -50,11 +50,10 @@ func selectText(c *client.Conn, q string, ncols int, fn func([]textCell) error) 
 // readTextRows reads row packets up to the result's end (an EOF packet,
 // or the OK packet that replaces it with CLIENT_DEPRECATE_EOF).
 func readTextRows(c *client.Conn, ncols int, fn func([]textCell) error) error {
-	var data []byte
+	var pb packetBuf
 	cells := make([]textCell, ncols)
 	for {
-		var err error
-		data, err = c.ReadPacketReuseMem(data[:0])
+		data, err := pb.read(c)
 		if err != nil {
 			return err
 		}
@@ -121,4 +120,26 @@ func parseTextRow(p []byte, cells []textCell) error {
 		return fmt.Errorf("row packet: %d bytes after its %d columns: %w", len(p)-pos, len(cells), mysql.ErrMalformPacket)
 	}
 	return nil
+}
+
+// packetBuf holds one packet's payload, reused from packet to packet.
+type packetBuf struct{ b []byte }
+
+func (p *packetBuf) Write(d []byte) (int, error) {
+	p.b = append(p.b, d...)
+	return len(d), nil
+}
+
+// read reads the next packet. Uncompressed, the payload goes straight
+// into p (ReadPacketReuseMem copies it through a pooled buffer first: a
+// copy of every row, and 2 pool round trips per row).
+func (p *packetBuf) read(c *client.Conn) ([]byte, error) {
+	p.b = p.b[:0]
+	var err error
+	if c.Compression != mysql.MYSQL_COMPRESS_NONE {
+		p.b, err = c.ReadPacketReuseMem(p.b)
+	} else {
+		err = c.ReadPacketTo(p)
+	}
+	return p.b, err
 }
