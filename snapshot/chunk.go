@@ -161,10 +161,12 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 	if !ch.Whole {
 		q.WriteString(orderSQL(t))
 	}
-	var result mysql.Result
-	err = c.ExecuteSelectStreaming(q.String(), &result, func(fields []mysql.FieldValue) error {
+	err = selectText(c, q.String(), len(ts.cols), func(fields []textCell) error {
 		for i := range fields {
-			ch.Bytes += int64(len(fields[i].AsString())) + 8
+			if textBytes(ts.cols[i].kind) {
+				ch.Bytes += int64(len(fields[i].b))
+			}
+			ch.Bytes += 8
 		}
 		v, err := r.cv.convert(ts, fields)
 		if err != nil {
@@ -172,7 +174,7 @@ func (r *ChunkReader) read(ctx context.Context, req ChunkRequest, begin func(*Ch
 		}
 		ch.Rows++
 		return row(v)
-	}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
 	}
@@ -291,20 +293,27 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 		sel = append(sel, ts.cols[k].expr)
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + qname + whereSQL(where) + orderSQL(t) + " LIMIT 1 OFFSET " + strconv.Itoa(req.Rows-1)
-	res, err := c.Execute(q)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
-	}
-	if len(res.Values) == 1 {
+	var keyErr error
+	err = selectText(c, q, len(sel), func(cells []textCell) error {
 		r.keyConv.dec.Reset()
 		r.keyConv.cell = r.keyConv.cell[:0]
 		for i, k := range t.PrimaryKey {
-			v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &res.Values[0][i])
+			v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &cells[i])
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
+				keyErr = fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
+				return keyErr
 			}
 			ch.Hi = append(ch.Hi, v.Clone())
 		}
+		return nil
+	})
+	if keyErr != nil {
+		return nil, nil, nil, keyErr
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("incremental snapshot: reading %s: %w", qname, err)
+	}
+	if ch.Hi != nil {
 		cond, err := keyCond(t, ch.Hi, "<", true)
 		if err != nil {
 			return nil, nil, nil, err
@@ -312,6 +321,12 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 		where = append(where, cond)
 	}
 	return ch, ts, where, nil
+}
+
+// textBytes: the column's text counts in Chunk.Bytes (numbers, as
+// go-mysql parsed them before selectText, counted 8 bytes each).
+func textBytes(k readKind) bool {
+	return k != readInt && k != readFloat && k != readDouble && k != readIndex
 }
 
 // snapshotPos reads the open snapshot's position, GTID position and time

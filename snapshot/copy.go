@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	"github.com/binlogcdc/binlogcdc/sink"
@@ -210,7 +208,6 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		inBatch, tableRows := 0, 0
 		lo := after
 		var last []change.Value
-		var result mysql.Result
 		// The snapshot is consistent as a whole, not table by table: a
 		// target checks no foreign keys while it loads it (as a dump does).
 		c := change.Change{Op: change.Snapshot, Table: ts.table, Time: s.Pos.Time, Pos: here, GTID: s.Pos.GTID,
@@ -265,7 +262,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 			place |= change.PlaceLastTable
 		}
 		firstRow := after == nil
-		err = s.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+		err = selectText(s.conn, q, len(ts.cols), func(row []textCell) error {
 			r, err := cv.convert(ts, row)
 			if err != nil {
 				return fmt.Errorf("%s row %d: %w", p.Table, rows, err)
@@ -284,7 +281,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 				firstRow = false
 			}
 			return nil
-		}, nil)
+		})
 		if err == nil && held != nil {
 			err = emit(held, heldPlace|change.PlaceLastInTable)
 		}

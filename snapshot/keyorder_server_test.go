@@ -194,17 +194,17 @@ func checkKeyOrder(t *testing.T, conn *client.Conn, ts *tableSchema, nrows int, 
 	var cv converter
 	keys := func(q string) [][]change.Value {
 		t.Helper()
-		res, err := conn.Execute(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
 		var out [][]change.Value
-		for _, row := range res.Values {
+		err := selectText(conn, q, len(ts.cols), func(row []textCell) error {
 			r, err := cv.convert(ts, row)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			out = append(out, keyOf(tbl, r))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 		return out
 	}

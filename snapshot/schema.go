@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/binlogcdc/binlogcdc/internal/charset"
 	"github.com/binlogcdc/binlogcdc/internal/sqllex"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -46,6 +47,7 @@ const (
 	readCell                      // raw bytes, decoded as a binlog cell (strings, BIT, GEOMETRY)
 	readIndex                     // ENUM/SET: col+0, decoded as a binlog cell
 	readTimestamp                 // TIMESTAMP text in UTC
+	readUTF8                      // CHAR, VARCHAR, TEXT in a UTF-8 (or ASCII) charset: the text as it is when valid
 )
 
 // tableSchema is a table as the snapshot reads it.
@@ -271,7 +273,20 @@ func buildColumn(f *mysql.Field, sc showColumn, mariadb bool) (tablemap.Column, 
 	if strings.Contains(strings.ToUpper(sc.extra), "INVISIBLE") && !mariadb {
 		c.Visible = false
 	}
+	if rc.kind == readCell && plainText(&c) {
+		rc.kind = readUTF8
+	}
 	return c, rc, nil
+}
+
+// plainText: the column's binlog value is its text when that is valid
+// UTF-8 (rowevent's decodeString: no padding, no conversion).
+func plainText(c *tablemap.Column) bool {
+	switch c.Type {
+	case mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_BLOB:
+		return !c.Compressed && !c.IsBinary() && charset.IsUTF8Compatible(c.Collation)
+	}
+	return false
 }
 
 func fsp(f *mysql.Field) int {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -27,12 +28,12 @@ type converter struct {
 	row  change.Row
 }
 
-func (cv *converter) convert(ts *tableSchema, fields []mysql.FieldValue) (change.Row, error) {
+func (cv *converter) convert(ts *tableSchema, cells []textCell) (change.Row, error) {
 	cv.dec.Reset()
 	cv.cell = cv.cell[:0]
 	cv.row = cv.row[:0]
-	for i := range fields {
-		v, err := cv.value(&ts.table.Columns[i], ts.cols[i].kind, &fields[i])
+	for i := range cells {
+		v, err := cv.value(&ts.table.Columns[i], ts.cols[i].kind, &cells[i])
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", tablemap.QuoteIdent(ts.table.Columns[i].Name), err)
 		}
@@ -41,27 +42,30 @@ func (cv *converter) convert(ts *tableSchema, fields []mysql.FieldValue) (change
 	return cv.row, nil
 }
 
-func (cv *converter) value(col *tablemap.Column, kind readKind, f *mysql.FieldValue) (change.Value, error) {
-	if f.Type == mysql.FieldValueTypeNull {
+func (cv *converter) value(col *tablemap.Column, kind readKind, f *textCell) (change.Value, error) {
+	if f.null {
 		return change.NullValue(), nil
 	}
+	raw := f.b
 	switch kind {
+	case readUTF8:
+		// What the cell decoder gives for valid UTF-8, without the cell.
+		if utf8.Valid(raw) {
+			return change.TextValue(change.String, raw), nil
+		}
 	case readInt:
 		switch {
 		case col.Type == mysql.MYSQL_TYPE_YEAR:
-			n, err := intOf(f)
+			n, err := intOf(raw)
 			return change.IntValue(int64(n)), err
 		case col.Unsigned:
-			n, err := intOf(f)
+			n, err := intOf(raw)
 			return change.UintValue(n), err
 		}
-		if f.Type == mysql.FieldValueTypeSigned {
-			return change.IntValue(f.AsInt64()), nil
-		}
-		n, err := strconv.ParseInt(string(f.AsString()), 10, 64)
+		n, err := parseInt(raw)
 		return change.IntValue(n), err
 	case readFloat, readDouble:
-		x, err := floatOf(f)
+		x, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
 			return change.Value{}, err
 		}
@@ -86,16 +90,15 @@ func (cv *converter) value(col *tablemap.Column, kind readKind, f *mysql.FieldVa
 		case mysql.MYSQL_TYPE_JSON:
 			k = change.JSON
 		}
-		return change.TextValue(k, f.AsString()), nil
+		return change.TextValue(k, raw), nil
 	case readTimestamp:
-		text := f.AsString()
-		sec, err := unixSeconds(string(text))
+		sec, err := unixSeconds(string(raw))
 		if err != nil {
 			return change.Value{}, err
 		}
-		return change.TimestampValue(sec, text), nil
+		return change.TimestampValue(sec, raw), nil
 	case readIndex:
-		n, err := intOf(f)
+		n, err := intOf(raw)
 		if err != nil {
 			return change.Value{}, err
 		}
@@ -105,10 +108,10 @@ func (cv *converter) value(col *tablemap.Column, kind readKind, f *mysql.FieldVa
 		}
 		return cv.dec.Decode(cv.cell[at:], col)
 	}
-	// readCell: the bytes as the binlog logs them.
+	// readCell (and readUTF8 text that is not valid UTF-8): the bytes as
+	// the binlog logs them.
 	// Each cell goes after the row's earlier ones: their values may point
 	// into them (a grown buffer leaves the old one to them).
-	raw := f.AsString()
 	at := len(cv.cell)
 	switch col.Type {
 	case mysql.MYSQL_TYPE_BIT:
@@ -148,23 +151,53 @@ func (cv *converter) value(col *tablemap.Column, kind readKind, f *mysql.FieldVa
 	return cv.dec.Decode(cv.cell[at:], col)
 }
 
-func intOf(f *mysql.FieldValue) (uint64, error) {
-	switch f.Type {
-	case mysql.FieldValueTypeUnsigned:
-		return f.AsUint64(), nil
-	case mysql.FieldValueTypeSigned:
-		return uint64(f.AsInt64()), nil
-	case mysql.FieldValueTypeFloat:
-		return uint64(f.AsFloat64()), nil
+// parseInt reads a signed integer's text without a string conversion.
+func parseInt(b []byte) (int64, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	digits := b
+	if neg {
+		digits = b[1:]
 	}
-	return strconv.ParseUint(string(f.AsString()), 10, 64)
+	if len(digits) == 0 || len(digits) > 18 {
+		return strconv.ParseInt(string(b), 10, 64) // long (or odd): the exact check
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(string(b), 10, 64)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
 }
 
-func floatOf(f *mysql.FieldValue) (float64, error) {
-	if f.Type == mysql.FieldValueTypeFloat {
-		return f.AsFloat64(), nil
+// intOf reads an unsigned integer's text (ENUM/SET+0, YEAR, UNSIGNED);
+// a float's text (a result the server typed as DOUBLE) is truncated.
+func intOf(b []byte) (uint64, error) {
+	if len(b) > 0 && len(b) <= 19 {
+		var n uint64
+		ok := true
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			n = n*10 + uint64(c-'0')
+		}
+		if ok {
+			return n, nil
+		}
 	}
-	return strconv.ParseFloat(string(f.AsString()), 64)
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		if x, ferr := strconv.ParseFloat(string(b), 64); ferr == nil {
+			return uint64(x), nil
+		}
+	}
+	return n, err
 }
 
 // unixSeconds reads a TIMESTAMP's UTC text; the zero timestamp is 0.

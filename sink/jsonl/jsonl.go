@@ -76,6 +76,7 @@ type spiller interface {
 type Sink struct {
 	out  *bufio.Writer
 	file interface{ Sync() error } // the output, when it can be synced
+	dst  *os.File                  // the output, when it is a file (sendSpill)
 	opts Options
 	enc  encoder
 
@@ -105,6 +106,7 @@ func New(w io.Writer, opts Options) *Sink {
 	if f, ok := w.(interface{ Sync() error }); ok {
 		s.file = f
 	}
+	s.dst, _ = w.(*os.File)
 	return s
 }
 
@@ -198,11 +200,8 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 	}
 	if s.spilled > 0 {
 		// spillPending pushed the committed lines before the spill.
-		if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("jsonl: %w", err)
-		}
-		if _, err := io.CopyN(s.out, s.spill, s.spilled); err != nil {
-			return fmt.Errorf("jsonl: %w", err)
+		if err := s.copySpill(); err != nil {
+			return err
 		}
 		if err := s.spill.Truncate(0); err != nil {
 			return fmt.Errorf("jsonl: %w", err)
@@ -221,6 +220,30 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		s.pending = nil
 	}
 	return s.flush(false)
+}
+
+// copySpill writes the spill file's bytes to the output: with sendfile
+// when the output is a file (after what out holds), else through out.
+func (s *Sink) copySpill() error {
+	if s.dst != nil {
+		if err := s.out.Flush(); err != nil {
+			return fmt.Errorf("jsonl: %w", err)
+		}
+		handled, err := sendSpill(s.dst, s.spill, s.spilled)
+		if err != nil {
+			return fmt.Errorf("jsonl: writing a large transaction: %w", err)
+		}
+		if handled {
+			return nil
+		}
+	}
+	if _, err := s.spill.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("jsonl: %w", err)
+	}
+	if _, err := io.CopyN(s.out, s.spill, s.spilled); err != nil {
+		return fmt.Errorf("jsonl: %w", err)
+	}
+	return nil
 }
 
 // flush pushes buffered output on; when the buffer is small it may wait,
