@@ -285,3 +285,9 @@ func (f *File) Tx(sid UUID, gno int64, db, table string, cols []Column, rows [][
 func (f *File) Rotate(next string) {
 	f.Event(RotateEvent, 0, append(binary.LittleEndian.AppendUint64(nil, 4), next...))
 }
+
+// InUse sets the in-use flag (LOG_EVENT_BINLOG_IN_USE_F) of the file's
+// FORMAT_DESCRIPTION_EVENT, as the server's (and the archive's) copy of a
+// file still being written has it; the event's CRC32 stays that of the
+// event without the flag, as MySQL writes it.
+func (f *File) InUse() { f.buf[4+17] |= 1 }
