@@ -61,6 +61,38 @@ func (s mysqlSet) has(g string) bool {
 	return j < len(iv) && iv[j].Start <= n
 }
 
+// add takes in the GTID g ("uuid:n", "uuid:tag:n"; anything else is
+// ignored).
+func (s mysqlSet) add(g string) {
+	i := strings.LastIndexByte(g, ':')
+	if i < 0 {
+		return
+	}
+	n, err := strconv.ParseInt(g[i+1:], 10, 64)
+	if err != nil || n < 1 {
+		return
+	}
+	k := strings.ToLower(g[:i])
+	s[k] = append(s[k], mysql.Interval{Start: n, Stop: n + 1}).Normalize()
+}
+
+// union is s with o's GTIDs added.
+func (s mysqlSet) union(o mysqlSet) mysqlSet {
+	out := s.clone()
+	for k, iv := range o {
+		out[k] = append(out[k], iv...).Normalize()
+	}
+	return out
+}
+
+func (s mysqlSet) clone() mysqlSet {
+	out := make(mysqlSet, len(s))
+	for k, iv := range s {
+		out[k] = append(mysql.IntervalSlice(nil), iv...)
+	}
+	return out
+}
+
 // minus is what of s is not in o.
 func (s mysqlSet) minus(o mysqlSet) mysqlSet {
 	out := mysqlSet{}
@@ -162,4 +194,44 @@ func filePreviousGTIDs(path string) (set string, ok bool, err error) {
 		err = nil
 	}
 	return set, ok, err
+}
+
+// afterPos is a switch's GTID position (Switch.After): MariaDB's GTID
+// position, or, when it holds a ':', MySQL's executed set.
+type afterPos struct {
+	maria gtidState
+	my    mysqlSet // non-nil: MySQL
+}
+
+func parseAfter(s string) (afterPos, error) {
+	if strings.Contains(s, ":") {
+		set, err := parseMySQLSet(s)
+		return afterPos{my: set}, err
+	}
+	st, err := parseState(s)
+	return afterPos{maria: st}, err
+}
+
+// covers reports whether the position holds tx.
+func (p afterPos) covers(tx *txInfo) bool {
+	if p.my != nil {
+		return tx.my != "" && p.my.has(tx.my)
+	}
+	return tx.my == "" && p.maria.covers(tx.gtid)
+}
+
+// coversID reports whether the position holds the transaction whose
+// GTID, as a read gives it (binlog.GTID.ID), is g.
+func (p afterPos) coversID(g string) bool {
+	if p.my != nil {
+		return p.my.has(g)
+	}
+	st, err := parseState(g)
+	if err != nil || len(st) != 1 {
+		return false
+	}
+	for _, x := range st {
+		return p.maria.covers(x)
+	}
+	return false
 }

@@ -11,7 +11,8 @@ import (
 // executed set: every transaction of the archive not in s is read, those
 // in s are skipped (*skip). The files' PREVIOUS_GTIDS sets (the manifest's
 // previous_gtids, else the file's own event) say which hold nothing
-// outside s: file i holds what its successor's set adds to its own.
+// outside s: file i holds what its successor's set adds to its own (a
+// later server history's first file: its switch position's set).
 //
 // The read is refused when the archive cannot give every transaction
 // after s: a transaction not in s that was logged before the archive's
@@ -19,7 +20,8 @@ import (
 // the archive began), or s holding transactions of a server the archive
 // follows past the archive's last one (a set taken from another server,
 // or the archive lags behind).
-func mysqlGTIDStart(dir string, fs []planFile, s string, skip *func(string) bool) (int, error) {
+func mysqlGTIDStart(dir string, c *chain, s string, skip *func(string) bool) (int, error) {
+	fs := c.files
 	want, err := parseMySQLSet(s)
 	if err != nil {
 		return 0, &Error{Msg: fmt.Sprintf("--start-gtid %q: reading a MySQL archive takes a MySQL GTID set (uuid:1-100,uuid2:1-5): %v", s, err),
@@ -33,6 +35,13 @@ func mysqlGTIDStart(dir string, fs []planFile, s string, skip *func(string) bool
 	}
 	prev := make([]mysqlSet, len(fs))
 	for i := kept; i <= last; i++ {
+		if i > 0 && fs[i].hist != fs[i-1].hist && c.after[fs[i].hist].my != nil {
+			// A later server history is read from its switch position
+			// on (its first file's PREVIOUS_GTIDS is older: the file
+			// repeats what the history before holds).
+			prev[i] = c.after[fs[i].hist].my
+			continue
+		}
 		if prev[i], err = filePrevious(fs[i]); err != nil {
 			return 0, err
 		}

@@ -33,7 +33,7 @@ type planFile struct {
 type chain struct {
 	files []planFile
 	// after[n] is the GTID position history n (≥ 2) takes over after.
-	after map[int]gtidState
+	after map[int]afterPos
 	hists int
 }
 
@@ -41,7 +41,7 @@ type chain struct {
 // first history's manifest). Every file a manifest lists must be there
 // (archivedPaths), unless expired.
 func readChain(dir string, top *Manifest) (*chain, error) {
-	c := &chain{after: map[int]gtidState{}}
+	c := &chain{after: map[int]afterPos{}}
 	m, path, n := top, dir, 1
 	for {
 		paths, err := archivedPaths(path, m)
@@ -57,7 +57,7 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 			fs = append(fs, planFile{e: e, path: paths[i], name: name, hist: n, from: 4})
 		}
 		if m.Switch != nil && n > 1 {
-			after, err := parseState(m.Switch.After)
+			after, err := parseAfter(m.Switch.After)
 			if err != nil {
 				return nil, &Error{Msg: fmt.Sprintf("the archive's switch position %q in %s: %v", m.Switch.After, path, err), Hint: "restore its manifests from a copy"}
 			}
@@ -107,7 +107,7 @@ func readChain(dir string, top *Manifest) (*chain, error) {
 // before: the transactions up to the switch's GTID position. It reads
 // those files (their complete ones are checked against the manifest's
 // SHA-256 first), usually just the first.
-func skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
+func skipRepeated(fs []planFile, after afterPos) ([]planFile, error) {
 	for i := range fs {
 		f := &fs[i]
 		if f.e.Expired {
@@ -130,7 +130,7 @@ func skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
 		}
 		var from int64
 		_, err := trackFile(f.path, limit, func(tx *txInfo) error {
-			if after.covers(tx.gtid) {
+			if after.covers(tx) {
 				return nil
 			}
 			from = tx.start
@@ -164,15 +164,5 @@ func (c *chain) index(name string) int {
 func (c *chain) repeated(pos change.Position, g string) bool {
 	n, _ := change.History(pos.File)
 	after, ok := c.after[n]
-	if !ok {
-		return false
-	}
-	st, err := parseState(g)
-	if err != nil || len(st) != 1 {
-		return false
-	}
-	for _, x := range st {
-		return after.covers(x)
-	}
-	return false
+	return ok && after.coversID(g)
 }

@@ -115,7 +115,7 @@ func PlanRead(dir string, r ReadRange) (*ReadPlan, error) {
 	if r.StartGTID != "" {
 		var i int
 		if m.Flavor == "mysql" {
-			i, err = mysqlGTIDStart(dir, fs, r.StartGTID, &startSkip) // mysqlstart.go
+			i, err = mysqlGTIDStart(dir, c, r.StartGTID, &startSkip) // mysqlstart.go
 		} else {
 			i, err = gtidStart(dir, fs, r.StartGTID, plan, &startSkip)
 		}

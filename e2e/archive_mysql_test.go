@@ -204,3 +204,132 @@ func TestArchiveMySQLFake(t *testing.T) {
 		t.Errorf("a set past the archive: exit %d\n%s", code, stderr)
 	}
 }
+
+// myFailoverSetup archives server 1 (uuid A: A:1-3 in binlog.000001, A:4-5
+// in the open binlog.000002), then stops it.
+func myFailoverSetup(t *testing.T) (dir string, files map[string][]byte) {
+	t.Helper()
+	srv := mysqlsrc.Start(t, mysqlsrc.Options{ServerID: 1, UUID: myUUIDA})
+	files = map[string][]byte{
+		"binlog.000001": myFile(t, 1, 1700000000, "", txRange(myUUIDA, 1, 3), "binlog.000002"),
+		"binlog.000002": myFile(t, 1, 1700003600, myUUIDA+":1-3", txRange(myUUIDA, 4, 5), ""),
+	}
+	srv.SetFile("binlog.000001", files["binlog.000001"])
+	srv.SetFile("binlog.000002", files["binlog.000002"])
+	srv.SetExecuted(myUUIDA + ":1-5")
+	dir = filepath.Join(t.TempDir(), "arch")
+	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--from", "earliest", "--stop-at-end"); code != 0 {
+		t.Fatalf("archive: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown)
+	}
+	myArchiveCmp(t, dir, files)
+	srv.Close()
+	return dir, files
+}
+
+// TestArchiveMySQLFailover: the source replaced by a promoted replica
+// (server_id 2, server_uuid B) whose binlogs hold A's transactions, then
+// its own: the archive checks the replica executed the archive's last
+// transaction A:5 and logged it with the same changes, goes on in
+// history-2 from the replica's file holding A:5, byte for byte, and
+// read DIR gives each transaction once, with or without --start-gtid.
+func TestArchiveMySQLFailover(t *testing.T) {
+	dir, _ := myFailoverSetup(t)
+	rep := mysqlsrc.Start(t, mysqlsrc.Options{ServerID: 2, UUID: myUUIDB})
+	// The replica's files: its own names, times and rotation points;
+	// A's transactions as the replica logged them (server_id 1 in their
+	// headers, as MySQL keeps the originating server's id).
+	r1 := myFile(t, 1, 1700000100, "", txRange(myUUIDA, 1, 4), "replica-bin.000002")
+	r2 := myFile(t, 1, 1700003700, myUUIDA+":1-4", append(txRange(myUUIDA, 5, 5), txRange(myUUIDB, 1, 2)...), "")
+	rep.SetFile("replica-bin.000001", r1)
+	rep.SetFile("replica-bin.000002", r2)
+	rep.SetExecuted(myUUIDA + ":1-5," + myUUIDB + ":1-2")
+	_, stderr, code := runCLI(t, nil, "archive", "--source", rep.DSN(), "--dir", dir, "--stop-at-end")
+	if code != 0 {
+		t.Fatalf("archive after the failover: exit %d\n%s\nunknown queries: %q", code, stderr, rep.Unknown)
+	}
+	if !strings.Contains(stderr, "it has the archive's last transaction "+myUUIDA+":5, the same") {
+		t.Errorf("no note of the switch:\n%s", stderr)
+	}
+	myArchiveCmp(t, filepath.Join(dir, "history-2"), map[string][]byte{"replica-bin.000002": r2})
+	if _, err := os.Stat(filepath.Join(dir, "history-2", "replica-bin.000001")); !os.IsNotExist(err) {
+		t.Errorf("history-2 holds replica-bin.000001, which only repeats history 1: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "history-2", "binlogcdc-archive.json"))
+	var m struct {
+		Switch struct {
+			After    string `json:"after"`
+			LastGTID string `json:"last_gtid"`
+		} `json:"switch"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Switch.After != myUUIDA+":1-5" || m.Switch.LastGTID != myUUIDA+":5" {
+		t.Errorf("history-2's switch: %+v %v\n%s", m.Switch, err, b)
+	}
+
+	all := append(txRange(myUUIDA, 1, 5), txRange(myUUIDB, 1, 2)...)
+	for _, c := range []struct {
+		set  string
+		want []myTx
+	}{
+		{"", all},
+		{myUUIDA + ":1-4", all[4:]},
+		{myUUIDA + ":1-5", all[5:]},
+		{myUUIDA + ":1-5," + myUUIDB + ":1", all[6:]},
+	} {
+		args := []string{dir}
+		if c.set != "" {
+			args = append(args, "--start-gtid", c.set)
+		}
+		ids, stderr, code := readIDs(t, args...)
+		if code != 0 || strings.Join(ids, " ") != strings.Join(wantIDs(c.want), " ") {
+			t.Errorf("read DIR --start-gtid %q: exit %d, ids %v, want %v\n%s", c.set, code, ids, wantIDs(c.want), stderr)
+		}
+	}
+}
+
+// TestArchiveMySQLFailoverRefused: a new source that has not executed the
+// archive's last transaction, or logged it with other changes, is not
+// taken for the archive's history: refused before anything is written.
+func TestArchiveMySQLFailoverRefused(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		executed string
+		files    func(t *testing.T) []byte
+		want     string
+	}{
+		{"missing", myUUIDA + ":1-4," + myUUIDB + ":1-2", func(t *testing.T) []byte {
+			return myFile(t, 1, 1700000100, "", append(txRange(myUUIDA, 1, 4), txRange(myUUIDB, 1, 2)...), "")
+		}, "has not executed " + myUUIDA + ":5"},
+		{"other changes", myUUIDA + ":1-5", func(t *testing.T) []byte {
+			f, _ := mysqlsynth.NewFile(1, 1700000100, "8.0.36", "")
+			a, _ := mysqlsynth.ParseUUID(myUUIDA)
+			for g := int64(1); g <= 5; g++ {
+				note := fmt.Sprintf("%s:%d", myUUIDA[:4], g)
+				if g == 5 {
+					note = "not what the archive holds"
+				}
+				f.Tx(a, g, "shop", "orders", myCols, [][]mysqlsynth.Value{{int32(100 + g), note}})
+			}
+			f.InUse()
+			return f.Bytes()
+		}, "logged " + myUUIDA + ":5 with other changes than the archive holds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := myFailoverSetup(t)
+			rep := mysqlsrc.Start(t, mysqlsrc.Options{ServerID: 2, UUID: myUUIDB})
+			rep.SetFile("replica-bin.000001", c.files(t))
+			rep.SetExecuted(c.executed)
+			before, _ := os.ReadFile(filepath.Join(dir, "binlogcdc-archive.json"))
+			_, stderr, code := runCLI(t, nil, "archive", "--source", rep.DSN(), "--dir", dir, "--stop-at-end")
+			if code == 0 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "it is not a replica that had every transaction of the archive") {
+				t.Fatalf("exit %d, want a refusal saying %q:\n%s", code, c.want, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "history-2")); !os.IsNotExist(err) {
+				t.Errorf("history-2 was created: %v", err)
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, "binlogcdc-archive.json"))
+			if !bytes.Equal(before, after) {
+				t.Errorf("the manifest changed:\n%s\n---\n%s", before, after)
+			}
+		})
+	}
+}
