@@ -34,7 +34,7 @@ type openFile struct {
 // entry change under it, and no event costs a formatted GTID or time.
 type stats struct {
 	firstGTID           string
-	gtidEv              [48]byte // the last GTID event's first bytes
+	gtidEv              [160]byte // the last GTID event's first bytes (a tagged one: its tag too)
 	gtidLen             int
 	gtidH               header
 	firstWhen, lastWhen uint32
@@ -43,7 +43,7 @@ type stats struct {
 }
 
 func (s *stats) note(h header, raw []byte) {
-	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT {
+	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT || h.typ == replication.GTID_TAGGED_LOG_EVENT {
 		s.gtidLen, s.gtidH = copy(s.gtidEv[:], raw), h
 		if s.firstGTID == "" {
 			s.firstGTID = gtidOf(h, raw)

@@ -128,8 +128,8 @@ type txTracker struct {
 	myCur   string
 	myFirst bool
 	h       hash.Hash
-	last  *txInfo // the last whole group
-	onTx  func(*txInfo) error
+	last    *txInfo // the last whole group
+	onTx    func(*txInfo) error
 }
 
 func newTxTracker() *txTracker { return &txTracker{state: gtidState{}, h: sha256.New()} }
@@ -170,7 +170,7 @@ func (t *txTracker) event(h header, raw []byte, off int64) error {
 			}
 		}
 		return nil
-	case replication.GTID_EVENT:
+	case replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
 		g := gtidOf(h, raw)
 		if g == "" {
 			return fmt.Errorf("a GTID event of %d bytes", len(raw))

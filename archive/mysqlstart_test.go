@@ -264,3 +264,49 @@ func FuzzMySQLSet(f *testing.F) {
 		}
 	})
 }
+
+// TestTrackMySQLTagged: the tracker follows a real MySQL 9.6 file's
+// tagged transaction: its GTID uuid:tag:n and the set before it (the
+// file's tagged PREVIOUS_GTIDS).
+func TestTrackMySQLTagged(t *testing.T) {
+	path := fixtures.Path(t, "blackbeam__rust_mysql_common/test-data__binlogs__binlog_transaction_with_GTID_TAG.000001")
+	var txs []*txInfo
+	if _, err := trackFile(path, 0, func(tx *txInfo) error { txs = append(txs, tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	const u = "55778904-0299-11f1-b1b8-4ef0c4956feb"
+	if len(txs) != 1 || txs[0].my != u+":mytag:3" || txs[0].myBefore.String() != u+":1-13,"+u+":mytag:1-2" {
+		for _, tx := range txs {
+			t.Logf("%s after %s", tx.my, tx.myBefore)
+		}
+		t.Fatalf("%d transactions, want %s:mytag:3 after %s:1-13,%s:mytag:1-2", len(txs), u, u, u)
+	}
+}
+
+// TestTrackMySQLDDL: a MySQL DDL transaction is its GTID event and one
+// QUERY (no BEGIN): it ends there, and the next transaction's set before
+// holds it.
+func TestTrackMySQLDDL(t *testing.T) {
+	a, _ := mysqlsynth.ParseUUID(uuidA)
+	f, err := mysqlsynth.NewFile(1, 1700000000, "8.0.36", uuidA+":1-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Event(mysqlsynth.GTIDEvent, 0, mysqlsynth.GTIDBody(a, 5, 1, 0, 0))
+	f.Event(mysqlsynth.QueryEvent, 0, mysqlsynth.QueryBody("shop", "CREATE TABLE orders (id INT, note VARCHAR(20))"))
+	f.Tx(a, 6, "shop", "orders", []mysqlsynth.Column{{Name: "id"}, {Name: "note", Varchar: 20}}, [][]mysqlsynth.Value{{int32(1), "x"}})
+	path := filepath.Join(t.TempDir(), "binlog.000001")
+	if err := os.WriteFile(path, f.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := trackFile(path, 0, func(tx *txInfo) error {
+		got = append(got, strings.ReplaceAll(tx.my+" after "+tx.myBefore.String(), uuidA, "A"))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "[A:5 after A:1-4 A:6 after A:1-5]"; sprint(got) != want {
+		t.Errorf("got %s, want %s", sprint(got), want)
+	}
+}
