@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/internal/mysqlsynth"
 	"github.com/binlogcdc/binlogcdc/internal/testserver/mysqlsrc"
 )
@@ -134,7 +135,7 @@ func TestArchiveMySQLFake(t *testing.T) {
 	srv.SetExecuted(myUUIDA + ":1-6," + myUUIDB + ":1")
 	dir := filepath.Join(t.TempDir(), "arch")
 	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--from", "earliest", "--stop-at-end"); code != 0 {
-		t.Fatalf("archive: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown)
+		t.Fatalf("archive: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown())
 	}
 	myArchiveCmp(t, dir, files)
 
@@ -148,7 +149,7 @@ func TestArchiveMySQLFake(t *testing.T) {
 	srv.SetFile("binlog.000003", files["binlog.000003"])
 	srv.SetExecuted(myUUIDA + ":1-11," + myUUIDB + ":1")
 	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--stop-at-end"); code != 0 {
-		t.Fatalf("archive again: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown)
+		t.Fatalf("archive again: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown())
 	}
 	myArchiveCmp(t, dir, files)
 	var m struct {
@@ -199,6 +200,9 @@ func TestArchiveMySQLFake(t *testing.T) {
 			t.Errorf("read DIR --start-gtid %s: want it to start in %s:\n%s", c.set, c.from, stderr)
 		}
 	}
+	if q := srv.Unknown(); len(q) > 0 {
+		t.Errorf("binlogcdc asked the fake source what it has no answer for: %q", q)
+	}
 	_, stderr, code = readIDs(t, dir, "--start-gtid", myUUIDA+":1-20")
 	if code == 0 || !strings.Contains(stderr, "past the archive's last transaction of "+myUUIDA) {
 		t.Errorf("a set past the archive: exit %d\n%s", code, stderr)
@@ -219,7 +223,7 @@ func myFailoverSetup(t *testing.T) (dir string, files map[string][]byte) {
 	srv.SetExecuted(myUUIDA + ":1-5")
 	dir = filepath.Join(t.TempDir(), "arch")
 	if _, stderr, code := runCLI(t, nil, "archive", "--source", srv.DSN(), "--dir", dir, "--from", "earliest", "--stop-at-end"); code != 0 {
-		t.Fatalf("archive: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown)
+		t.Fatalf("archive: exit %d\n%s\nunknown queries: %q", code, stderr, srv.Unknown())
 	}
 	myArchiveCmp(t, dir, files)
 	srv.Close()
@@ -245,7 +249,10 @@ func TestArchiveMySQLFailover(t *testing.T) {
 	rep.SetExecuted(myUUIDA + ":1-5," + myUUIDB + ":1-2")
 	_, stderr, code := runCLI(t, nil, "archive", "--source", rep.DSN(), "--dir", dir, "--stop-at-end")
 	if code != 0 {
-		t.Fatalf("archive after the failover: exit %d\n%s\nunknown queries: %q", code, stderr, rep.Unknown)
+		t.Fatalf("archive after the failover: exit %d\n%s\nunknown queries: %q", code, stderr, rep.Unknown())
+	}
+	if q := rep.Unknown(); len(q) > 0 {
+		t.Errorf("binlogcdc asked the fake source what it has no answer for: %q", q)
 	}
 	if !strings.Contains(stderr, "it has the archive's last transaction "+myUUIDA+":5, the same") {
 		t.Errorf("no note of the switch:\n%s", stderr)
@@ -263,6 +270,21 @@ func TestArchiveMySQLFailover(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &m); err != nil || m.Switch.After != myUUIDA+":1-5" || m.Switch.LastGTID != myUUIDA+":5" {
 		t.Errorf("history-2's switch: %+v %v\n%s", m.Switch, err, b)
+	}
+
+	// archive.ReadList (the library's list): history 1 up to the end of
+	// A:5, then replica-bin.000002 from B:1, its first transaction after
+	// the switch.
+	segs, err := archive.ReadList(dir)
+	if err != nil || len(segs) != 3 {
+		t.Fatalf("ReadList: %+v %v", segs, err)
+	}
+	if s := segs[2]; s.Name != "replica-bin.000002" || s.History != 2 || s.From <= 4 || r2[s.From+4] != mysqlsynth.GTIDEvent ||
+		!bytes.Equal(r2[s.From+19+1:s.From+19+17], mustUUID(t, myUUIDB)) || r2[s.From+19+17] != 1 {
+		t.Errorf("ReadList's history-2 segment %+v does not start at B:1", s)
+	}
+	if segs[1].Name != "binlog.000002" || segs[1].To == 0 {
+		t.Errorf("ReadList's history-1 end %+v", segs[1])
 	}
 
 	all := append(txRange(myUUIDA, 1, 5), txRange(myUUIDB, 1, 2)...)
@@ -332,4 +354,13 @@ func TestArchiveMySQLFailoverRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustUUID(t *testing.T, s string) []byte {
+	t.Helper()
+	u, err := mysqlsynth.ParseUUID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u[:]
 }

@@ -1,7 +1,7 @@
 // Package mysqlsrc is a fake MySQL replication source for tests (MySQL
 // cannot run on the test machine): a server speaking MySQL's protocol
 // (go-mysql's server package: handshake, queries, prepared statements,
-// COM_REGISTER_SLAVE) that answers the queries binlogcdc's MySQL path
+// COM_REGISTER_SLAVE, KILL) that answers the queries binlogcdc's MySQL path
 // issues with values the test sets, and serves COM_BINLOG_DUMP and
 // COM_BINLOG_DUMP_GTID from the binlog files it holds (built with
 // internal/mysqlsynth), as MySQL 8.0 does: an artificial ROTATE naming
@@ -53,9 +53,9 @@ type Server struct {
 	executed string
 	closed   bool
 	conns    map[net.Conn]bool
+	byID     map[uint32]net.Conn // for KILL
 	wg       sync.WaitGroup
-	// Unknown lists the queries it had no answer for.
-	Unknown []string
+	unknown  []string // the queries it had no answer for
 }
 
 type binFile struct {
@@ -74,7 +74,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{opts: opts, ln: ln, conns: map[net.Conn]bool{},
+	s := &Server{opts: opts, ln: ln, conns: map[net.Conn]bool{}, byID: map[uint32]net.Conn{},
 		conf: server.NewServer(opts.Version, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)}
 	s.cond = sync.NewCond(&s.mu)
 	s.wg.Add(1)
@@ -101,6 +101,14 @@ func (s *Server) SetFile(name string, data []byte) {
 	}
 	s.files = append(s.files, &binFile{name: name, data: b})
 	s.cond.Broadcast()
+}
+
+// Unknown lists the queries it had no answer for (it answered them with
+// an error).
+func (s *Server) Unknown() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.unknown...)
 }
 
 // SetExecuted sets @@gtid_executed.
@@ -166,6 +174,14 @@ func (s *Server) serve(nc net.Conn) {
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	s.byID[c.ConnectionID()] = nc
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.byID, c.ConnectionID())
+		s.mu.Unlock()
+	}()
 	for {
 		if err := c.HandleCommand(); err != nil {
 			return
@@ -208,6 +224,19 @@ func (h *handler) HandleQuery(q string) (*mysql.Result, error) {
 	switch {
 	case strings.HasPrefix(norm, "set "):
 		return nil, nil
+	case strings.HasPrefix(norm, "kill "):
+		var id uint32
+		if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimPrefix(norm, "kill "), "connection "), "%d", &id); err != nil {
+			break
+		}
+		s.mu.Lock()
+		nc, ok := s.byID[id]
+		s.mu.Unlock()
+		if !ok {
+			return nil, mysql.NewError(mysql.ER_NO_SUCH_THREAD, fmt.Sprintf("Unknown thread id: %d", id))
+		}
+		nc.Close()
+		return nil, nil
 	case norm == "select version(), @@server_id, @@log_bin, @@binlog_format, @@binlog_row_image":
 		return result([]string{"VERSION()", "@@server_id", "@@log_bin", "@@binlog_format", "@@binlog_row_image"},
 			s.opts.Version, uint64(s.opts.ServerID), int64(1), "ROW", "FULL")
@@ -244,7 +273,7 @@ func (h *handler) HandleQuery(q string) (*mysql.Result, error) {
 			f.name, uint64(len(f.data)), "", "", executed)
 	}
 	s.mu.Lock()
-	s.Unknown = append(s.Unknown, q)
+	s.unknown = append(s.unknown, q)
 	s.mu.Unlock()
 	return nil, mysql.NewError(mysql.ER_UNKNOWN_ERROR, "mysqlsrc: no answer for "+q)
 }
