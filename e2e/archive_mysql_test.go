@@ -121,7 +121,8 @@ func myArchiveCmp(t *testing.T, dir string, files map[string][]byte) {
 // TestArchiveMySQLFake: archive from a MySQL source across rotations and
 // a restart keeps its files byte for byte and records each file's
 // PREVIOUS_GTIDS; read DIR --start-gtid SET gives exactly the
-// transactions after SET; a SET the archive cannot serve is refused.
+// transactions after SET, as read --source --start-gtid SET does from the
+// source; a SET the archive cannot serve is refused.
 func TestArchiveMySQLFake(t *testing.T) {
 	srv := mysqlsrc.Start(t, mysqlsrc.Options{ServerID: 1, UUID: myUUIDA})
 	f1 := txRange(myUUIDA, 1, 3)
@@ -198,6 +199,12 @@ func TestArchiveMySQLFake(t *testing.T) {
 		}
 		if !strings.Contains(stderr, "reading the archive "+dir+": "+c.from) {
 			t.Errorf("read DIR --start-gtid %s: want it to start in %s:\n%s", c.set, c.from, stderr)
+		}
+		// The same set means the same with --source: the server's
+		// COM_BINLOG_DUMP_GTID leaves out what the set holds.
+		ids, stderr, code = readIDs(t, "--source", srv.DSN(), "--start-gtid", c.set)
+		if code != 0 || strings.Join(ids, " ") != strings.Join(wantIDs(c.want), " ") {
+			t.Errorf("read --source --start-gtid %s: exit %d, ids %v, want %v\n%s", c.set, code, ids, wantIDs(c.want), stderr)
 		}
 	}
 	if q := srv.Unknown(); len(q) > 0 {
