@@ -321,3 +321,19 @@ func FuzzTaggedGTID(f *testing.F) {
 		gtidOf(parseHeader(raw), raw)
 	})
 }
+
+// BenchmarkMySQLSetHas: the --start-gtid check each transaction of a read
+// of a MySQL archive costs.
+func BenchmarkMySQLSetHas(b *testing.B) {
+	s, err := parseMySQLSet(uuidA + ":1-1000000:1000002-2000000," + uuidB + ":1-50")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := uuidA + ":1000001"
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.has(g) {
+			b.Fatal("has")
+		}
+	}
+}
