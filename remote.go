@@ -48,7 +48,7 @@ func (o *RemoteOptions) AddFlags(f *pflag.FlagSet, gtid bool) {
 	o.Conn.AddFlags(f)
 	f.Lookup("source").Usage = "read this server's binlogs over the replication protocol instead of files, up to the end of its binlog when the command starts (`DSN` mysql://user@host:port; port 3306 when left out)"
 	if gtid {
-		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source or an archive DIR: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100; an archive: a MariaDB GTID position, e.g. a backup's)")
+		f.StringVar(&o.StartGTID, "start-gtid", "", "with --source or an archive DIR: start after the transactions in this GTID `SET` (MySQL uuid:1-100, MariaDB 0-1-100), e.g. a backup's")
 	}
 	f.StringVar(&o.From, "from", "", "with --source: `earliest` starts at the oldest binlog the server has")
 	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "read an s3://BUCKET/PREFIX archive from the S3-compatible store at `URL` (http://host:port or https://…, as archive's --upload-endpoint) instead of AWS S3")

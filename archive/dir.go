@@ -276,6 +276,11 @@ func (s *scan) check(h header, raw []byte) string {
 	}
 	hashEvent(s.sum, s.end, raw)
 	noteEvent(&s.stats, h, raw)
+	if h.typ == replication.PREVIOUS_GTIDS_EVENT && s.stats.PreviousGTIDs == nil {
+		if set, err := previousGTIDs(raw, s.crc); err == nil {
+			s.stats.PreviousGTIDs = &set
+		}
+	}
 	return ""
 }
 

@@ -74,7 +74,8 @@ func validName(name string) bool {
 }
 
 // gtidOf returns the GTID an event starts, or "": MariaDB's GTID_EVENT
-// (domain-server-seq), MySQL's GTID_LOG_EVENT (uuid:gno).
+// (domain-server-seq), MySQL's GTID_LOG_EVENT (uuid:gno) and
+// GTID_TAGGED_LOG_EVENT (uuid:tag:gno).
 func gtidOf(h header, raw []byte) string {
 	body := raw[binlog.HeaderSize:]
 	switch h.typ {
@@ -92,8 +93,28 @@ func gtidOf(h header, raw []byte) string {
 		u := hex.EncodeToString(body[1:17])
 		gno := binary.LittleEndian.Uint64(body[17:])
 		return fmt.Sprintf("%s-%s-%s-%s-%s:%d", u[:8], u[8:12], u[12:16], u[16:20], u[20:], gno)
+	case replication.GTID_TAGGED_LOG_EVENT:
+		return taggedGTID(body)
 	}
 	return ""
+}
+
+// taggedGTID decodes MySQL 9.x's GTID_TAGGED_LOG_EVENT body, in MySQL's
+// serialization format (its own lengths: a CRC32 after it is not read),
+// with go-mysql's decoder, which panics on some damaged bodies (found by
+// FuzzTaggedGTID): "" then, as for any event that does not decode.
+func taggedGTID(body []byte) (g string) {
+	defer func() {
+		if recover() != nil {
+			g = ""
+		}
+	}()
+	e := &replication.GtidTaggedLogEvent{}
+	if err := e.Decode(body); err != nil || len(e.SID) != 16 || e.Tag.String() == "" {
+		return ""
+	}
+	u := hex.EncodeToString(e.SID)
+	return fmt.Sprintf("%s-%s-%s-%s-%s:%s:%d", u[:8], u[8:12], u[12:16], u[16:20], u[20:], e.Tag, e.GNO)
 }
 
 // eventTime is an event's timestamp as the manifest writes it.

@@ -34,15 +34,16 @@ type openFile struct {
 // entry change under it, and no event costs a formatted GTID or time.
 type stats struct {
 	firstGTID           string
-	gtidEv              [48]byte // the last GTID event's first bytes
+	gtidEv              [160]byte // the last GTID event's first bytes (a tagged one: its tag too)
 	gtidLen             int
 	gtidH               header
 	firstWhen, lastWhen uint32
 	timed, dirty        bool
+	prevGTIDs           *string // MySQL's PREVIOUS_GTIDS (mysqlgtid.go)
 }
 
 func (s *stats) note(h header, raw []byte) {
-	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT {
+	if h.typ == replication.MARIADB_GTID_EVENT || h.typ == replication.GTID_EVENT || h.typ == replication.GTID_TAGGED_LOG_EVENT {
 		s.gtidLen, s.gtidH = copy(s.gtidEv[:], raw), h
 		if s.firstGTID == "" {
 			s.firstGTID = gtidOf(h, raw)
@@ -74,6 +75,9 @@ func (a *archiver) publish() {
 	e := o.entry
 	if e.FirstGTID == "" {
 		e.FirstGTID = s.firstGTID
+	}
+	if e.PreviousGTIDs == nil {
+		e.PreviousGTIDs = s.prevGTIDs
 	}
 	if s.gtidLen > 0 {
 		if g := gtidOf(s.gtidH, s.gtidEv[:s.gtidLen]); g != "" {
@@ -107,6 +111,7 @@ func (a *archiver) resumeOpen() error {
 	a.mu.Lock()
 	e.UploadedUpto = min(e.UploadedUpto, s.end)
 	e.FirstGTID, e.LastGTID, e.FirstTime, e.LastTime = stats.FirstGTID, stats.LastGTID, stats.FirstTime, stats.LastTime
+	e.PreviousGTIDs = stats.PreviousGTIDs
 	a.cur = &openFile{entry: e, path: path, f: f, off: s.end, lastStart: s.lastStart, torn: s.torn, crc: s.crc, fde: s.fde, sum: s.sum, flushed: s.end}
 	a.mu.Unlock()
 	if s.lastStart == 0 {
@@ -220,6 +225,13 @@ func (a *archiver) write(h header, raw []byte) error {
 	}
 	hashEvent(o.sum, o.off, raw)
 	o.stats.note(h, raw)
+	if h.typ == replication.PREVIOUS_GTIDS_EVENT && o.stats.prevGTIDs == nil {
+		// A set that does not decode is not recorded: a read with
+		// --start-gtid then reads the file and says what is wrong.
+		if set, err := previousGTIDs(raw, o.crc); err == nil {
+			o.stats.prevGTIDs = &set
+		}
+	}
 	o.lastStart = o.off
 	o.off += int64(len(raw))
 	return nil

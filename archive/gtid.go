@@ -84,13 +84,27 @@ func (st gtidState) String() string {
 	return strings.Join(parts, ",")
 }
 
-// txInfo is one whole transaction (a MariaDB event group) of a binlog.
+// txInfo is one whole transaction (a MariaDB event group, a MySQL
+// transaction) of a binlog.
 type txInfo struct {
 	gtid   gtid
 	start  int64     // offset of its GTID event (-1: from a stream)
 	end    int64     // offset after its last event
 	before gtidState // the position before it
 	sum    [32]byte  // fingerprint: what it changes (sameTx)
+	// MySQL: my is its GTID (uuid:n; gtid is zero), myBefore the set
+	// executed before it (the file's PREVIOUS_GTIDS and the file's
+	// transactions before it; nil when the file has no PREVIOUS_GTIDS).
+	my       string
+	myBefore mysqlSet
+}
+
+// id is the transaction's GTID as the manifest and messages write it.
+func (tx *txInfo) id() string {
+	if tx.my != "" {
+		return tx.my
+	}
+	return tx.gtid.String()
 }
 
 // txTracker follows the event groups of one binlog file (or one dump):
@@ -106,9 +120,16 @@ type txTracker struct {
 	cur   gtid
 	start int64
 	alone bool // FL_STANDALONE: the group is one more event
-	h     hash.Hash
-	last  *txInfo // the last whole group
-	onTx  func(*txInfo) error
+	// MySQL: the executed set after the last whole transaction (nil
+	// until a PREVIOUS_GTIDS event), the current transaction's GTID, and
+	// whether the next event is its first after the GTID event (a
+	// QUERY other than BEGIN there is the whole transaction: DDL).
+	my      mysqlSet
+	myCur   string
+	myFirst bool
+	h       hash.Hash
+	last    *txInfo // the last whole group
+	onTx    func(*txInfo) error
 }
 
 func newTxTracker() *txTracker { return &txTracker{state: gtidState{}, h: sha256.New()} }
@@ -138,7 +159,28 @@ func (t *txTracker) event(h header, raw []byte, off int64) error {
 			}
 		}
 		return nil
+	case replication.PREVIOUS_GTIDS_EVENT:
+		if !t.in {
+			set, err := previousGTIDs(raw, t.crc)
+			if err != nil {
+				return err
+			}
+			if t.my, err = parseMySQLSet(set); err != nil {
+				return err
+			}
+		}
+		return nil
+	case replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT:
+		g := gtidOf(h, raw)
+		if g == "" {
+			return fmt.Errorf("a GTID event of %d bytes", len(raw))
+		}
+		t.in, t.start, t.alone, t.myCur, t.myFirst = true, off, false, g, true
+		t.h.Reset()
+		fmt.Fprintf(t.h, "gtid %s\n", g)
+		return nil
 	case replication.MARIADB_GTID_EVENT:
+		t.myCur = ""
 		if len(body) < 13 {
 			return fmt.Errorf("a GTID event of %d bytes", len(raw))
 		}
@@ -154,12 +196,15 @@ func (t *txTracker) event(h header, raw []byte, off int64) error {
 	}
 	fmt.Fprintf(t.h, "event %d\n", h.typ)
 	end := false
+	first := t.myFirst
+	t.myFirst = false
 	switch h.typ {
 	case replication.QUERY_EVENT:
 		q := queryText(body)
 		t.h.Write(q)
 		t.h.Write([]byte{0})
-		end = t.alone || bytes.EqualFold(q, []byte("COMMIT")) || bytes.EqualFold(q, []byte("ROLLBACK"))
+		end = t.alone || bytes.EqualFold(q, []byte("COMMIT")) || bytes.EqualFold(q, []byte("ROLLBACK")) ||
+			first && !bytes.EqualFold(q, []byte("BEGIN"))
 	case replication.XID_EVENT, replication.XA_PREPARE_LOG_EVENT:
 		end = true
 	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
@@ -178,7 +223,15 @@ func (t *txTracker) event(h header, raw []byte, off int64) error {
 		tx.end = off + int64(len(raw))
 	}
 	copy(tx.sum[:], t.h.Sum(nil))
-	t.state.add(t.cur)
+	if t.myCur != "" {
+		tx.gtid, tx.my = gtid{}, t.myCur
+		if t.my != nil {
+			tx.myBefore = t.my.clone()
+			t.my.add(t.myCur)
+		}
+	} else {
+		t.state.add(t.cur)
+	}
 	t.in, t.last = false, tx
 	if t.onTx != nil {
 		return t.onTx(tx)

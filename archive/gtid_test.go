@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/binlogcdc/binlogcdc/internal/mysqlsynth"
 )
 
 func TestParseState(t *testing.T) {
@@ -75,6 +77,13 @@ func FuzzTrackFile(f *testing.F) {
 	}
 	f.Add([]byte{0xfe, 'b', 'i', 'n'})
 	f.Add([]byte("0-1-100,1-2-5"))
+	// A MySQL 8.0 file (PREVIOUS_GTIDS, GTID, DDL, a row transaction).
+	a, _ := mysqlsynth.ParseUUID("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+	my, _ := mysqlsynth.NewFile(1, 1700000000, "8.0.36", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-4")
+	my.Event(mysqlsynth.GTIDEvent, 0, mysqlsynth.GTIDBody(a, 5, 1, 0, 0))
+	my.Event(mysqlsynth.QueryEvent, 0, mysqlsynth.QueryBody("shop", "CREATE TABLE t (id INT)"))
+	my.Tx(a, 6, "shop", "t", []mysqlsynth.Column{{Name: "id"}}, [][]mysqlsynth.Value{{int32(1)}})
+	f.Add(my.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := newTxTracker()
 		_ = eachEvent("fuzz", bytes.NewReader(data), func(h header, raw []byte, off int64) error {

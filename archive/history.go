@@ -16,7 +16,9 @@ package archive
 // The new server is only taken for the same history when it has logged
 // the archive's last whole transaction with the same changes (GTID, query
 // texts, row images: sameTx): otherwise it is another history, refused.
-// MariaDB only (GTID positions by domain, gtid_strict_mode).
+// MariaDB: GTID positions by domain (gtid_strict_mode); MySQL: GTID sets,
+// the new server's gtid_executed holding the old source's transactions
+// under its server_uuid (mysqlgtid.go).
 
 import (
 	"context"
@@ -94,39 +96,51 @@ func (d *dir) follow() (*dir, error) {
 // history is closed and a new one begins (Switch).
 func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint32) error {
 	d := a.d
-	if a.cfg.Live.Flavor != "mariadb" {
-		return &Error{Msg: fmt.Sprintf("the server %s has server_id %d, the archive %s was written from server_id %d: continuing an archive on another server (a failover) works with MariaDB only", a.cfg.Source, sid, d.path, d.m.ServerID),
-			Hint: "archive the new server into another directory"}
-	}
+	mysqlFlavor := a.cfg.Live.Flavor != "mariadb"
 	file, tx, err := a.lastTx()
 	if err != nil {
 		return err
 	}
-	if tx == nil {
+	if tx == nil || mysqlFlavor && (tx.my == "" || tx.myBefore == nil) {
 		return &Error{Msg: fmt.Sprintf("the server %s has server_id %d, not %d as the archive %s, which holds no whole transaction to go on after by GTID", a.cfg.Source, sid, d.m.ServerID, d.path),
 			Hint: "archive the new server into another directory"}
 	}
 	other := func(why string) error {
-		return &Error{Msg: fmt.Sprintf("the server %s (server_id %d) %s: it is not a replica that had every transaction of the archive %s (written from server_id %d), whose last whole one is %s in %s", a.cfg.Source, sid, why, a.cfg.Dir, d.m.ServerID, tx.gtid, file),
+		return &Error{Msg: fmt.Sprintf("the server %s (server_id %d) %s: it is not a replica that had every transaction of the archive %s (written from server_id %d), whose last whole one is %s in %s", a.cfg.Source, sid, why, a.cfg.Dir, d.m.ServerID, tx.id(), file),
 			Hint: "point --source at the promoted replica that has every archived transaction, or archive this server into another directory"}
 	}
 	s, err := hist.GTIDState(ctx)
 	if err != nil {
 		return err
 	}
-	have, err := parseState(s)
+	var after fmt.Stringer
+	if mysqlFlavor {
+		have, err := parseMySQLSet(s)
+		if err != nil {
+			return err
+		}
+		if !have.has(tx.my) {
+			return other(fmt.Sprintf("has not executed %s (its gtid_executed is %q)", tx.my, s))
+		}
+		set := tx.myBefore.clone()
+		set.add(tx.my)
+		after = set
+	} else {
+		have, err := parseState(s)
+		if err != nil {
+			return err
+		}
+		if !have.covers(tx.gtid) {
+			return other(fmt.Sprintf("has not logged %s (its gtid_binlog_state is %q)", tx.gtid, s))
+		}
+		st := tx.before.clone()
+		st.add(tx.gtid)
+		after = st
+	}
+	first, err := a.sameTx(ctx, hist, tx, other)
 	if err != nil {
 		return err
 	}
-	if !have.covers(tx.gtid) {
-		return other(fmt.Sprintf("has not logged %s (its gtid_binlog_state is %q)", tx.gtid, s))
-	}
-	first, err := a.sameTx(ctx, tx, other)
-	if err != nil {
-		return err
-	}
-	after := tx.before.clone()
-	after.add(tx.gtid)
 	name := d.m.Next
 	if name == "" {
 		name = historyDir(d.depth + 1)
@@ -151,7 +165,7 @@ func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint3
 		return &Error{Msg: fmt.Sprintf("cannot create %s: %v", sub, err), Write: true}
 	}
 	m := &Manifest{Format: 1, Source: a.cfg.Source, Flavor: a.cfg.Live.Flavor, ServerID: sid, Switch: &Switch{
-		PrevFile: file, PrevEnd: tx.end, After: after.String(), LastGTID: tx.gtid.String(), FirstFile: first,
+		PrevFile: file, PrevEnd: tx.end, After: after.String(), LastGTID: tx.id(), FirstFile: first,
 		Time: time.Now().UTC().Format(time.RFC3339)}}
 	if err := m.save(sub); err != nil {
 		return err
@@ -160,7 +174,7 @@ func (a *archiver) failover(ctx context.Context, hist *binlog.History, sid uint3
 		return &Error{Msg: fmt.Sprintf("cannot sync %s: %v", d.top, err), Write: true}
 	}
 	a.cfg.Logf("the source %s is server_id %d, not %d: it has the archive's last transaction %s, the same; the archive goes on in %s with its %s, after GTID position %s",
-		a.cfg.Source, sid, d.m.ServerID, tx.gtid, sub, first, m.Switch.After)
+		a.cfg.Source, sid, d.m.ServerID, tx.id(), sub, first, m.Switch.After)
 	a.locked(func() { a.d = &dir{path: sub, m: m, top: d.top, prev: d, depth: d.depth + 1, unlock: d.unlock} })
 	return nil
 }
@@ -208,18 +222,37 @@ func refusedDump(err error) bool {
 	return errors.As(err, &me) && me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG
 }
 
-// sameTx dumps the server from the GTID position before tx and checks
-// that the first transaction after it is tx, with the same changes. It
-// returns the server's file the dump started in.
-func (a *archiver) sameTx(ctx context.Context, tx *txInfo, other func(string) error) (string, error) {
-	before := tx.before.String()
-	if !tx.before.covers(gtid{domain: tx.gtid.domain}) {
-		// The first transaction of its domain in the archive.
-		b := tx.before.clone()
-		b[tx.gtid.domain] = gtid{tx.gtid.domain, tx.gtid.server, tx.gtid.seq - 1}
-		before = b.String()
+// sameTx dumps the server from the GTID position before tx (MySQL: with
+// COM_BINLOG_DUMP_GTID and the set executed before tx, so that the
+// server leaves out what the set holds) and checks that the first
+// transaction after it is tx, with the same changes. It returns the
+// server's file the dump started in.
+func (a *archiver) sameTx(ctx context.Context, hist *binlog.History, tx *txInfo, other func(string) error) (string, error) {
+	var before string
+	var start change.Position
+	switch {
+	case tx.my != "":
+		if before = tx.myBefore.String(); before == "" {
+			// Nothing before tx: from the server's oldest binlog.
+			files, err := hist.Binlogs(ctx)
+			if err != nil {
+				return "", err
+			}
+			if len(files) == 0 {
+				return "", other("lists no binlogs")
+			}
+			start = change.Position{File: files[0], Offset: 4}
+		}
+	default:
+		before = tx.before.String()
+		if !tx.before.covers(gtid{domain: tx.gtid.domain}) {
+			// The first transaction of its domain in the archive.
+			b := tx.before.clone()
+			b[tx.gtid.domain] = gtid{tx.gtid.domain, tx.gtid.server, tx.gtid.seq - 1}
+			before = b.String()
+		}
 	}
-	src, err := binlog.DialLive(ctx, a.cfg.Live, change.Position{}, before)
+	src, err := binlog.DialLive(ctx, a.cfg.Live, start, before)
 	if err != nil {
 		if refusedDump(err) {
 			return "", other(fmt.Sprintf("cannot send its binlog after GTID position %s (%v)", before, err))
@@ -230,14 +263,14 @@ func (a *archiver) sameTx(ctx context.Context, tx *txInfo, other func(string) er
 	file := ""
 	t := newTxTracker()
 	t.onTx = func(got *txInfo) error {
-		if tx.before.covers(got.gtid) {
+		if tx.my == "" && tx.before.covers(got.gtid) || tx.my != "" && got.my != "" && tx.myBefore.has(got.my) {
 			return nil
 		}
-		if got.gtid != tx.gtid {
-			return other(fmt.Sprintf("logged %s after GTID position %s, not %s", got.gtid, before, tx.gtid))
+		if got.gtid != tx.gtid || got.my != tx.my {
+			return other(fmt.Sprintf("logged %s after GTID position %s, not %s", got.id(), orEmpty(before), tx.id()))
 		}
 		if got.sum != tx.sum {
-			return other(fmt.Sprintf("logged %s with other changes than the archive holds", tx.gtid))
+			return other(fmt.Sprintf("logged %s with other changes than the archive holds", tx.id()))
 		}
 		return errFound
 	}
@@ -273,4 +306,11 @@ func (a *archiver) sameTx(ctx context.Context, tx *txInfo, other func(string) er
 			return "", err
 		}
 	}
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return s
 }

@@ -71,6 +71,11 @@ type FileEntry struct {
 	LastGTID  string `json:"last_gtid,omitempty"`
 	FirstTime string `json:"first_time,omitempty"`
 	LastTime  string `json:"last_time,omitempty"`
+	// PreviousGTIDs, of a MySQL file: the GTID set of its PREVIOUS_GTIDS
+	// event, what the server had executed before the file ("": the empty
+	// set). Absent when unknown (a MariaDB file; manifests written before
+	// it was recorded: a read takes it from the file).
+	PreviousGTIDs *string `json:"previous_gtids,omitempty"`
 	// Stored names the file in its directory when it is not Name: the
 	// zstd-compressed copy (--compress zstd, compress.go), with its own
 	// size and checksum (Size and SHA256/Sum stay the binlog's own).

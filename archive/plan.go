@@ -38,7 +38,7 @@ type chain struct {
 	st    Store
 	files []planFile
 	// after[n] is the GTID position history n (≥ 2) takes over after.
-	after map[int]gtidState
+	after map[int]afterPos
 	hists int
 }
 
@@ -46,7 +46,7 @@ type chain struct {
 // first history's manifest). Every file a manifest lists must be there
 // (archivedPaths), unless expired.
 func readChain(ctx context.Context, st Store, top *Manifest) (*chain, error) {
-	c := &chain{ctx: ctx, st: st, after: map[int]gtidState{}}
+	c := &chain{ctx: ctx, st: st, after: map[int]afterPos{}}
 	m, sub, n := top, "", 1
 	dir := st.String()
 	for {
@@ -68,7 +68,7 @@ func readChain(ctx context.Context, st Store, top *Manifest) (*chain, error) {
 		}
 		path := st.Path(sub)
 		if m.Switch != nil && n > 1 {
-			after, err := parseState(m.Switch.After)
+			after, err := parseAfter(m.Switch.After)
 			if err != nil {
 				return nil, &Error{Msg: fmt.Sprintf("the archive's switch position %q in %s: %v", m.Switch.After, path, err), Hint: "restore its manifests from a copy"}
 			}
@@ -117,7 +117,7 @@ func readChain(ctx context.Context, st Store, top *Manifest) (*chain, error) {
 // before: the transactions up to the switch's GTID position. It reads
 // those files (their complete ones are checked against the manifest's
 // SHA-256 first), usually just the first.
-func (c *chain) skipRepeated(fs []planFile, after gtidState) ([]planFile, error) {
+func (c *chain) skipRepeated(fs []planFile, after afterPos) ([]planFile, error) {
 	for i := range fs {
 		f := &fs[i]
 		if f.e.Expired {
@@ -140,7 +140,7 @@ func (c *chain) skipRepeated(fs []planFile, after gtidState) ([]planFile, error)
 		}
 		var from int64
 		_, err := c.track(f, limit, func(tx *txInfo) error {
-			if after.covers(tx.gtid) {
+			if after.covers(tx) {
 				return nil
 			}
 			from = tx.start
@@ -174,17 +174,7 @@ func (c *chain) index(name string) int {
 func (c *chain) repeated(pos change.Position, g string) bool {
 	n, _ := change.History(pos.File)
 	after, ok := c.after[n]
-	if !ok {
-		return false
-	}
-	st, err := parseState(g)
-	if err != nil || len(st) != 1 {
-		return false
-	}
-	for _, x := range st {
-		return after.covers(x)
-	}
-	return false
+	return ok && after.coversID(g)
 }
 
 // checkSum checks the complete file f against its manifest's checksum

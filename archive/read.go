@@ -34,8 +34,8 @@ func IsArchive(path string) bool {
 // bounds (zero: none).
 type ReadRange struct {
 	StartFile string // --start-position's file
-	// StartGTID is a MariaDB GTID position (domain-server-seq, …): the
-	// read starts after it.
+	// StartGTID is a MariaDB GTID position (domain-server-seq, …) or a
+	// MySQL GTID set (uuid:1-100, …): the read starts after it.
 	StartGTID           string
 	StartTime, StopTime time.Time
 	StopFile            string // --stop-position's file
@@ -56,8 +56,8 @@ type ReadPlan struct {
 	// More: files after the plan's last were left out; a read that ends
 	// without reaching its stop bound must say so.
 	More bool
-	// Skip reports the transactions not to deliver: those before
-	// StartGTID, and those a later history repeats of the one before.
+	// Skip reports the transactions not to deliver: those StartGTID
+	// holds, and those a later history repeats of the one before.
 	Skip func(pos change.Position, gtid string) bool
 	// Empty: nothing follows StartGTID in the archive.
 	Empty bool
@@ -124,7 +124,12 @@ func PlanReadStore(ctx context.Context, st Store, r ReadRange) (*ReadPlan, error
 	}
 	var startSkip func(string) bool
 	if r.StartGTID != "" {
-		i, err := gtidStart(dir, fs, r.StartGTID, plan, &startSkip)
+		var i int
+		if m.Flavor == "mysql" {
+			i, err = mysqlGTIDStart(dir, c, r.StartGTID, &startSkip) // mysqlstart.go
+		} else {
+			i, err = gtidStart(dir, fs, r.StartGTID, plan, &startSkip)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +297,7 @@ func gtidStart(dir string, fs []planFile, s string, plan *ReadPlan, skip *func(s
 	pos, ok := checkpoint.ParseMariaPos(s)
 	if !ok || len(pos) == 0 {
 		return 0, &Error{Msg: fmt.Sprintf("--start-gtid %q: reading an archive takes a MariaDB GTID position (domain-server-seq, …)", s),
-			Hint: "--start-gtid 0-1-100 (the GTID in the backup's mariadb_backup_binlog_info); for a MySQL archive use --start-position FILE:POS"}
+			Hint: "--start-gtid 0-1-100 (the GTID in the backup's mariadb_backup_binlog_info)"}
 	}
 	in := func(g string) bool {
 		x, ok := checkpoint.ParseMariaGTID(g)

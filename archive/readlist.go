@@ -91,7 +91,7 @@ func ReadList(dir string) ([]Segment, error) {
 // afterSwitch drops what a history repeats of the one before: the
 // transactions its first files hold up to the switch's GTID position.
 func afterSwitch(segs []Segment, sw *Switch, gone map[string]bool) ([]Segment, error) {
-	after, err := parseState(sw.After)
+	after, err := parseAfter(sw.After)
 	if err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("the archive's switch position %q: %v", sw.After, err), Hint: "restore its manifests from a copy"}
 	}
@@ -101,7 +101,7 @@ func afterSwitch(segs []Segment, sw *Switch, gone map[string]bool) ([]Segment, e
 		}
 		var from int64
 		_, err := trackFile(segs[i].Path, 0, func(tx *txInfo) error {
-			if after.covers(tx.gtid) {
+			if after.covers(tx) {
 				return nil
 			}
 			from = tx.start

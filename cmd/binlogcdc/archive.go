@@ -91,6 +91,11 @@ purged on the server before it was archived is an error naming it. Every
 event's CRC32 and log_pos are checked as it arrives. One archiver per DIR
 (DIR/binlogcdc-archive.lock).
 
+Failover (MySQL and MariaDB): with --source a promoted replica (another
+server_id) that has logged the archive's last transaction with the same
+changes, the archive goes on by GTID in DIR/history-2; any other server
+is refused (docs/archive.md, "Failover").
+
 Durability: a complete file is fsynced before the manifest says so. The
 open file is written when the archive has caught up with the server (and
 every 1 MiB while catching up); with --sync it is also fdatasynced then,
