@@ -149,7 +149,7 @@ catchup() {
 summary() {
 	kv() { sed -n "s/.*\<$2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
 	verdict() { awk -v v="$1" -v t="$2" -v d="$3" 'BEGIN {ok = (d == "le") ? v <= t : v >= t; print ok ? "met" : "NOT met"}'; }
-	perc() { awk -v r="$1" -v c="$2" 'BEGIN {printf "%.0f", r/c}'; }
+	perc() { awk -v r="$1" -v c="$2" 'BEGIN {if (c > 0) printf "%.0f", r/c; else print 0}'; }
 	local rec rowmb lim k v r c
 	rec=$(kv "$RES/memory.kv" recover_max_mib)
 	rowmb=$(kv "$RES/memory.kv" bigrow_mib)
@@ -175,7 +175,7 @@ summary() {
 	c=$(ratio "$(kv "$RES/loaddata-bulk.kv" replay_cpu)" "$rbulkc")
 	row "replay CPU / read CPU, replay-tx50000/replay.binlog" "${c}x" "<= 2x: $(verdict "$c" 2 le)"
 	r=$(ratio "$(snapv binlogcdc 3)" "$(snapv mariadb-dump 3)")
-	row "snapshot rows/s / mariadb-dump's (1.5M rows)" "${r}x" ">= 1.0x: $(verdict "$r" 1 ge)"
+	row "snapshot rows/s / mariadb-dump's (${ROWS:-1500000} rows)" "${r}x" ">= 1.0x: $(verdict "$r" 1 ge)"
 	c=$(ratio "$(snapv binlogcdc 6)" "$(snapv mariadb-dump 6)")
 	row "snapshot server CPU / mariadb-dump's" "${c}x" "<= 1.1x: $(verdict "$c" 1.1 le)"
 	r=$(perc "$wl_events" "$bc")
@@ -218,7 +218,7 @@ cpu() {
 	median "$1.cpu"
 }
 maxcol() { awk -v c="$2" 'BEGIN{m=0} $c>m {m=$c} END {print m}' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a/b; else print "n/a"}'; }
 row() { printf '  %-54s %10s   %s\n' "$1" "$2" "${3:-}"; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
@@ -382,7 +382,7 @@ $ldb
 
 $ldbp
 
-snapshot of 1.5M rows (bench/snapshot.sh, median of $RUNS)
+snapshot of ${ROWS:-1500000} rows (bench/snapshot.sh, median of $RUNS)
 $(grep median "$RES/snapshot" | sed 's/^/  /')
 
 $mem
