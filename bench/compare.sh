@@ -22,7 +22,9 @@
 #             seconds; then the same with --parallel 2, and with
 #             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
-#             transactions instead of 1000-row ones)
+#             transactions instead of 1000-row ones; LD_SPLIT=1 also
+#             replays into a third server in two runs, the inserts, then
+#             the updates and deletes, and prints the CPU of each)
 #   memory    bench/memory.sh: peak RSS and CPU of recover at 300k / 1M /
 #             3M rows (RECOVER_ROWS), beside the in-memory rebuild's CPU
 #             (its SQL compared with cmp), and peak RSS of read / read
@@ -86,6 +88,8 @@ loaddata() {
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
 
+		[ "${LD_SPLIT:-0}" = 1 ] && loaddata_split "$d" "$tag"
+
 		mdb_start "$BENCH_DIR/target-d"
 		mdb <"$d/schema.sql"
 		c0=$(server_cpu "$MDB_PID")
@@ -107,12 +111,39 @@ loaddata() {
 	rw=$(median "$RES/ld-replay$tag")
 	lw=$(median "$RES/ld-load$tag")
 	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw" >"$RES/loaddata$tag.kv"
+	local split=
+	[ -s "$RES/ld-split$tag" ] && split=$(printf '\n%s\n%s' \
+		"$(row "  of which the 1M inserts (run stopped before UPDATEs)" "" "server $(median "$RES/ld-split$tag" 1) s, binlogcdc $(median "$RES/ld-split$tag" 3) s")" \
+		"$(row "  and the 110k updates and deletes (run resumed)" "" "server $(median "$RES/ld-split$tag" 2) s, binlogcdc $(median "$RES/ld-split$tag" 4) s")")
 	cat <<-EOF
 	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
-	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")
+	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")$split
 	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
+}
+
+# loaddata_split DIR TAG (LD_SPLIT=1): the same replay into another fresh
+# server in two runs, the first stopped before the first UPDATE (its 1M
+# inserts), the second resumed from the checkpoint (the updates and
+# deletes); appends "inserts_server rest_server inserts_binlogcdc
+# rest_binlogcdc" CPU seconds to $RES/ld-split$TAG, to attribute the
+# target's CPU between them.
+loaddata_split() {
+	local d=$1 tag=$2 c0 c1 c2 args
+	mdb_start "$BENCH_DIR/target-e"
+	args=(read "$d/replay.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/")
+	c0=$(server_cpu "$MDB_PID")
+	/usr/bin/time -f '%U %S' -o "$RES/.c1" "$BIN/binlogcdc" "${args[@]}" --stop-before 'UPDATE rb.t' ${REPLAY_FLAGS:-} 2>>"$LOG" ||
+		{ echo "compare: binlogcdc --to --stop-before failed, see $LOG" >&2; exit 1; }
+	c1=$(server_cpu "$MDB_PID")
+	/usr/bin/time -f '%U %S' -o "$RES/.c2" "$BIN/binlogcdc" "${args[@]}" ${REPLAY_FLAGS:-} 2>>"$LOG" ||
+		{ echo "compare: binlogcdc --to (resumed) failed, see $LOG" >&2; exit 1; }
+	c2=$(server_cpu "$MDB_PID")
+	echo "$c0 $c1 $c2 $(cat "$RES/.c1") $(cat "$RES/.c2")" | awk '{printf "%.2f %.2f %.2f %.2f\n", $2-$1, $3-$2, $4+$5, $6+$7}' >>"$RES/ld-split$tag"
+	mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/target-e"
 }
 
 # catchup: binlogcdc stream --from earliest on a private server whose
