@@ -19,7 +19,10 @@
 #   loaddata  binlogcdc read --to of 1M inserts + 100k updates + 10k
 #             deletes (bench/gen.sh replay) vs LOAD DATA INFILE of the
 #             table's final rows, each into a fresh server; wall and CPU
-#             seconds; then the same with --parallel 2, and with
+#             seconds, and the seconds the target's connection thread ran,
+#             waited for a CPU and was blocked (its schedstat: on a busy
+#             machine, the share of the wall time that is the machine's);
+#             then the same with --parallel 2, and with
 #             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones; LD_SPLIT=1 also
@@ -66,6 +69,22 @@ mkdir -p "$RES"
 # server_cpu PID: the server's user+system CPU seconds so far.
 server_cpu() { awk '{printf "%.2f\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
 
+# sched_snap PID FILE: "tid on-CPU-ns run-queue-ns" of each of the
+# server's threads (/proc/PID/task/TID/schedstat).
+sched_snap() {
+	local t
+	for t in /proc/"$1"/task/*; do echo "${t##*/} $(cat "$t/schedstat" 2>/dev/null)"; done >"$2"
+}
+# conn_sched BEFORE AFTER WALL: of the server thread that ran most in
+# between (the connection's; with --parallel, the busiest one), the
+# seconds it ran, waited for a CPU, and was blocked (WALL less both:
+# waiting for the client's next statement, or for I/O or a lock).
+conn_sched() {
+	awk -v w="$3" 'NR == FNR {c[$1] = $2; q[$1] = $3; next}
+		{d = $2 - c[$1]; if (d > best) {best = d; rq = $3 - q[$1]}}
+		END {printf "%.2f %.2f %.2f", best / 1e9, rq / 1e9, w - best / 1e9 - rq / 1e9}' "$1" "$2"
+}
+
 # loaddata: replay of the issue's workload (bench/gen.sh replay: 1M
 # inserts, 100k updates, 10k deletes) vs LOAD DATA INFILE of the table's
 # final rows, each into a fresh server of the same configuration, run
@@ -78,13 +97,16 @@ loaddata() {
 	for i in $(seq 1 "$REPLAY_RUNS"); do
 		mdb_start "$BENCH_DIR/target-c"
 		c0=$(server_cpu "$MDB_PID")
+		sched_snap "$MDB_PID" "$RES/.s0"
 		t0=$(date +%s.%N)
 		args=(read "$d/replay.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/")
 		/usr/bin/time -f '%U %S' -o "$RES/.c" "$BIN/binlogcdc" "${args[@]}" ${REPLAY_FLAGS:-} 2>>"$LOG" ||
 			{ echo "compare: binlogcdc --to failed, see $LOG" >&2; exit 1; }
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f\n", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay$tag"
+		sched_snap "$MDB_PID" "$RES/.s1"
+		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay$tag"
+		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-replay$tag" | cut -d' ' -f1)")" >>"$RES/ld-replay$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
 
@@ -93,14 +115,17 @@ loaddata() {
 		mdb_start "$BENCH_DIR/target-d"
 		mdb <"$d/schema.sql"
 		c0=$(server_cpu "$MDB_PID")
+		sched_snap "$MDB_PID" "$RES/.s0"
 		t0=$(date +%s.%N)
 		mdb -e "LOAD DATA INFILE '$d/final.tsv' INTO TABLE rb.t"
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0\n", $2-$1, $4-$3}' >>"$RES/ld-load$tag"
+		sched_snap "$MDB_PID" "$RES/.s1"
+		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0", $2-$1, $4-$3}' >>"$RES/ld-load$tag"
+		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-load$tag" | cut -d' ' -f1)")" >>"$RES/ld-load$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
-		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU; load $(cut -d' ' -f1 /proc/loadavg))"
+		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU, and the server's connection thread: running, waiting for a CPU, blocked; load $(cut -d' ' -f1 /proc/loadavg))"
 	done
 	rm -rf "$BENCH_DIR/target-c" "$BENCH_DIR/target-d"
 	local sums want
@@ -119,6 +144,9 @@ loaddata() {
 	replay of $(basename "$d")/replay.binlog ($([ "${RTX:-1000}" = 1 ] && echo "1.11M one-row transactions" || echo "transactions of 1000 inserts, 100 updates or 10 deletes")) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
 	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")$split
 	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
+	  the target's connection thread (its busiest with --parallel): ran / waited for a CPU / blocked, s
+	$(row "  binlogcdc read --to mysql://" "" "$(median "$RES/ld-replay$tag" 4) / $(median "$RES/ld-replay$tag" 5) / $(median "$RES/ld-replay$tag" 6)")
+	$(row "  LOAD DATA INFILE" "" "$(median "$RES/ld-load$tag" 4) / $(median "$RES/ld-load$tag" 5) / $(median "$RES/ld-load$tag" 6)")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
 }
