@@ -19,10 +19,15 @@
 #   loaddata  binlogcdc read --to of 1M inserts + 100k updates + 10k
 #             deletes (bench/gen.sh replay) vs LOAD DATA INFILE of the
 #             table's final rows, each into a fresh server; wall and CPU
-#             seconds; then the same with --parallel 2, and with
+#             seconds, and the seconds the target's connection thread ran,
+#             waited for a CPU and was blocked (its schedstat: on a busy
+#             machine, the share of the wall time that is the machine's);
+#             then the same with --parallel 2, and with
 #             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
-#             transactions instead of 1000-row ones)
+#             transactions instead of 1000-row ones; LD_SPLIT=1 also
+#             replays into a third server in two runs, the inserts, then
+#             the updates and deletes, and prints the CPU of each)
 #             The same again on the bulk-load shape (RTX=50000: 50,000-row
 #             INSERT ... SELECT transactions, one 100k-row UPDATE, one
 #             DELETE), on one connection and with --parallel 2
@@ -71,6 +76,22 @@ mkdir -p "$RES"
 # server_cpu PID: the server's user+system CPU seconds so far.
 server_cpu() { awk '{printf "%.2f\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
 
+# sched_snap PID FILE: "tid on-CPU-ns run-queue-ns" of each of the
+# server's threads (/proc/PID/task/TID/schedstat).
+sched_snap() {
+	local t
+	for t in /proc/"$1"/task/*; do echo "${t##*/} $(cat "$t/schedstat" 2>/dev/null)"; done >"$2"
+}
+# conn_sched BEFORE AFTER WALL: of the server thread that ran most in
+# between (the connection's; with --parallel, the busiest one), the
+# seconds it ran, waited for a CPU, and was blocked (WALL less both:
+# waiting for the client's next statement, or for I/O or a lock).
+conn_sched() {
+	awk -v w="$3" 'NR == FNR {c[$1] = $2; q[$1] = $3; next}
+		{d = $2 - c[$1]; if (d > best) {best = d; rq = $3 - q[$1]}}
+		END {printf "%.2f %.2f %.2f", best / 1e9, rq / 1e9, w - best / 1e9 - rq / 1e9}' "$1" "$2"
+}
+
 # loaddata: replay of the issue's workload (bench/gen.sh replay: 1M
 # inserts, 100k updates, 10k deletes) vs LOAD DATA INFILE of the table's
 # final rows, each into a fresh server of the same configuration, run
@@ -83,27 +104,35 @@ loaddata() {
 	for i in $(seq 1 "$REPLAY_RUNS"); do
 		mdb_start "$BENCH_DIR/target-c"
 		c0=$(server_cpu "$MDB_PID")
+		sched_snap "$MDB_PID" "$RES/.s0"
 		t0=$(date +%s.%N)
 		args=(read "$d/replay.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/")
 		/usr/bin/time -f '%U %S' -o "$RES/.c" "$BIN/binlogcdc" "${args[@]}" ${REPLAY_FLAGS:-} 2>>"$LOG" ||
 			{ echo "compare: binlogcdc --to failed, see $LOG" >&2; exit 1; }
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f\n", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay$tag"
+		sched_snap "$MDB_PID" "$RES/.s1"
+		echo "$t0 $t1 $c0 $c1 $(cat "$RES/.c")" | awk '{printf "%.3f %.2f %.2f", $2-$1, $4-$3, $5+$6}' >>"$RES/ld-replay$tag"
+		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-replay$tag" | cut -d' ' -f1)")" >>"$RES/ld-replay$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
+
+		[ "${LD_SPLIT:-0}" = 1 ] && loaddata_split "$d" "$tag"
 
 		mdb_start "$BENCH_DIR/target-d"
 		mdb <"$d/schema.sql"
 		c0=$(server_cpu "$MDB_PID")
+		sched_snap "$MDB_PID" "$RES/.s0"
 		t0=$(date +%s.%N)
 		mdb -e "LOAD DATA INFILE '$d/final.tsv' INTO TABLE rb.t"
 		t1=$(date +%s.%N)
 		c1=$(server_cpu "$MDB_PID")
-		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0\n", $2-$1, $4-$3}' >>"$RES/ld-load$tag"
+		sched_snap "$MDB_PID" "$RES/.s1"
+		echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f 0", $2-$1, $4-$3}' >>"$RES/ld-load$tag"
+		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-load$tag" | cut -d' ' -f1)")" >>"$RES/ld-load$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
-		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU; load $(cut -d' ' -f1 /proc/loadavg))"
+		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU, and the server's connection thread: running, waiting for a CPU, blocked; load $(cut -d' ' -f1 /proc/loadavg))"
 	done
 	rm -rf "$BENCH_DIR/target-c" "$BENCH_DIR/target-d"
 	local sums want
@@ -114,12 +143,42 @@ loaddata() {
 	rw=$(median "$RES/ld-replay$tag")
 	lw=$(median "$RES/ld-load$tag")
 	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2)" >"$RES/loaddata$tag.kv"
+	local split=
+	[ -s "$RES/ld-split$tag" ] && split=$(printf '\n%s\n%s' \
+		"$(row "  of which the 1M inserts (run stopped before UPDATEs)" "" "server $(median "$RES/ld-split$tag" 1) s, binlogcdc $(median "$RES/ld-split$tag" 3) s")" \
+		"$(row "  and the 110k updates and deletes (run resumed)" "" "server $(median "$RES/ld-split$tag" 2) s, binlogcdc $(median "$RES/ld-split$tag" 4) s")")
 	cat <<-EOF
 	replay of $(basename "$d")/replay.binlog ($(case ${RTX:-1000} in 1) echo "1.11M one-row transactions" ;; 1000) echo "transactions of 1000 inserts, 100 updates or 10 deletes" ;; *) echo "INSERT ... SELECT transactions of ${RTX} rows, one 100k-row UPDATE, one 10k-row DELETE" ;; esac)) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
-	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")
+	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")$split
 	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
+	  the target's connection thread (its busiest with --parallel): ran / waited for a CPU / blocked, s
+	$(row "  binlogcdc read --to mysql://" "" "$(median "$RES/ld-replay$tag" 4) / $(median "$RES/ld-replay$tag" 5) / $(median "$RES/ld-replay$tag" 6)")
+	$(row "  LOAD DATA INFILE" "" "$(median "$RES/ld-load$tag" 4) / $(median "$RES/ld-load$tag" 5) / $(median "$RES/ld-load$tag" 6)")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
+}
+
+# loaddata_split DIR TAG (LD_SPLIT=1): the same replay into another fresh
+# server in two runs, the first stopped before the first UPDATE (its 1M
+# inserts), the second resumed from the checkpoint (the updates and
+# deletes); appends "inserts_server rest_server inserts_binlogcdc
+# rest_binlogcdc" CPU seconds to $RES/ld-split$TAG, to attribute the
+# target's CPU between them.
+loaddata_split() {
+	local d=$1 tag=$2 c0 c1 c2 args
+	mdb_start "$BENCH_DIR/target-e"
+	args=(read "$d/replay.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/")
+	c0=$(server_cpu "$MDB_PID")
+	/usr/bin/time -f '%U %S' -o "$RES/.c1" "$BIN/binlogcdc" "${args[@]}" --stop-before 'UPDATE rb.t' ${REPLAY_FLAGS:-} 2>>"$LOG" ||
+		{ echo "compare: binlogcdc --to --stop-before failed, see $LOG" >&2; exit 1; }
+	c1=$(server_cpu "$MDB_PID")
+	/usr/bin/time -f '%U %S' -o "$RES/.c2" "$BIN/binlogcdc" "${args[@]}" ${REPLAY_FLAGS:-} 2>>"$LOG" ||
+		{ echo "compare: binlogcdc --to (resumed) failed, see $LOG" >&2; exit 1; }
+	c2=$(server_cpu "$MDB_PID")
+	echo "$c0 $c1 $c2 $(cat "$RES/.c1") $(cat "$RES/.c2")" | awk '{printf "%.2f %.2f %.2f %.2f\n", $2-$1, $3-$2, $4+$5, $6+$7}' >>"$RES/ld-split$tag"
+	mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/target-e"
 }
 
 # catchup: binlogcdc stream --from earliest on a private server whose
