@@ -78,6 +78,13 @@ type Sink struct {
 	// to one after no transaction (a ROTATE).
 	cpGTID [2]string
 
+	// The schema history (history.go).
+	hist       []byte // SetSchemaHistory's, to write with the next resume point
+	histHash   string // of the last one written: every resume point names it
+	histParts  int    // the parts the topic holds for this replica
+	resumeHist []byte // read back by Resume
+	histWarn   string // why the history in the topic was not used
+
 	mu       sync.Mutex
 	err      error // the first delivery error: sticky
 	closed   bool
@@ -410,6 +417,24 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) e
 	case tx.GTID == "":
 		cp.LastGTID, cp.GTIDSet = s.cpGTID[0], s.cpGTID[1]
 	}
+	histHash, histParts := s.histHash, s.histParts
+	if s.hist != nil {
+		// Before the resume point that names it, in its transaction.
+		topic := s.opts.HistoryTopic()
+		if _, ok := s.ready[topic]; !ok {
+			spec := topicSpec{partitions: 1, configs: map[string]string{"cleanup.policy": "compact"}}
+			if err := s.ensureTopic(ctx, topic, spec); err != nil {
+				return s.setFailure(&Error{Topic: topic, Op: "creating the schema history topic", Err: err})
+			}
+		}
+		recs := historyRecords(topic, s.opts.Replica, s.hist, s.opts.historyPartBytes(), s.histParts)
+		for _, r := range recs {
+			s.Records++
+			s.send(ctx, r)
+		}
+		histHash, histParts = historyHash(s.hist), max((len(s.hist)+s.opts.historyPartBytes()-1)/s.opts.historyPartBytes(), 1)
+	}
+	cp.SchemaHistory = histHash
 	val, _ := json.Marshal(&cp)
 	s.Records++
 	s.send(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val})
@@ -430,6 +455,7 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) e
 	s.pendingCP = nil
 	s.lastCP = time.Now()
 	s.cpGTID = [2]string{cp.LastGTID, cp.GTIDSet}
+	s.hist, s.histHash, s.histParts = nil, histHash, histParts
 	return nil
 }
 
