@@ -419,6 +419,16 @@ func (r *replayRun) onCommit(next func(change.TxEnd) error) func(change.TxEnd) e
 	}
 }
 
+// historyTarget is what keeps the schema history on the --to target
+// (nil: none; schemahistory.go).
+func (r *replayRun) historyTarget() historyTarget {
+	if r == nil || r.applier == nil {
+		return nil
+	}
+	h, _ := r.applier.(historyTarget)
+	return h
+}
+
 // targetSink is the --to target (nil: none), for --metrics-addr.
 func (r *replayRun) targetSink() *mysqlsink.Sink {
 	if r == nil {
