@@ -17,6 +17,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink"
 	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
 	"github.com/binlogcdc/binlogcdc/sink/sqltext"
@@ -514,6 +515,18 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		logf("resuming at %s:%d (the target's checkpoint for replica %q)", r.resume.File, r.resume.Offset, o.Replay.ReplicaName)
 		if popts.ApplyFrom.File != "" {
 			logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint", start.File, start.Offset)
+		}
+	}
+	if h := r.historyTarget(); h != nil {
+		// The schema history, kept on the target with the checkpoint as
+		// stream keeps it (schemahistory.go): a restart goes on from the
+		// tables as the checkpoint left them.
+		if popts.Schema == nil {
+			popts.Schema = schemahist.New(false) // the flavor follows the binlog
+		}
+		if popts.BeforeCommit, err = targetHistory(&popts.Schema, h); err != nil {
+			r.applier.Close(ctx)
+			return err
 		}
 	}
 	out, closeOut := stdout, func() error { return nil }
