@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
 	"github.com/binlogcdc/binlogcdc/sink/kafka"
 	"github.com/binlogcdc/binlogcdc/sink/kafka/kafkatest"
@@ -184,4 +186,52 @@ func khRecords(t *testing.T, brokers []string, prefix string) map[string]string 
 		m[k] = strings.Join(v, "\n")
 	}
 	return m
+}
+
+// TestKafkaSchemaHistoryCheckpointFile: an at-least-once stream to Kafka
+// (--checkpoint FILE) keeps the history in FILE.schema-history, and a
+// restart across an ALTER publishes the defaults of the columns known
+// before it.
+func TestKafkaSchemaHistoryCheckpointFile(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	brokers := kafkatest.Cluster(t)
+	prefix := kafkatest.Prefix(t)
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "cp.json")
+	args := []string{"--source", srv.DSN(), "--from", "now", "--format", "debezium", "--with-schema", "--checkpoint", cp,
+		"--to", "kafka://" + strings.Join(brokers, ","), "--kafka-topic-prefix", prefix}
+	saved := func(r *stRun) {
+		t.Helper()
+		last := stLastGTID(t, srv)
+		stPoll(t, time.Minute, r, "the checkpoint after "+last, func() bool {
+			c, err := checkpoint.Load(cp)
+			return err == nil && c != nil && c.LastGTID == last
+		})
+		shStop(t, r)
+	}
+	r := stStart(t, dir, "s1", nil, args...)
+	stPoll(t, time.Minute, r, "connected", r.ready)
+	srv.Exec(t, "CREATE DATABASE kf", "CREATE TABLE kf.t (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 5)", "INSERT INTO kf.t (id) VALUES (1)")
+	saved(r)
+	if got, want := shCols(shLoad(t, cp).Table("kf", "t")), "id a=5"; got != want {
+		t.Errorf("first run: kf.t is %s, want %s", got, want)
+	}
+	srv.Exec(t, "ALTER TABLE kf.t ADD COLUMN b VARCHAR(9) DEFAULT 'bee'", "INSERT INTO kf.t (id) VALUES (2)")
+	r = stStart(t, dir, "s2", nil, args...)
+	saved(r)
+	if got, want := shCols(shLoad(t, cp).Table("kf", "t")), "id a=5 b='bee'"; got != want {
+		t.Errorf("after the restart: kf.t is %s, want %s", got, want)
+	}
+	var last string
+	for _, rec := range kafkatest.Consume(t, brokers, []string{prefix + ".kf.t"}, false) {
+		if strings.Contains(string(rec.Value), `"after":{"id":2,`) {
+			last = string(rec.Value)
+		}
+	}
+	for _, want := range []string{`"default":5,"field":"a"`, `"default":"bee","field":"b"`, `"after":{"id":2,"a":5,"b":"bee"}`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the insert after the restart has no %s: %s", want, last)
+		}
+	}
 }
