@@ -24,7 +24,10 @@
 // source transaction is one Kafka transaction that also writes the resume
 // point to the compacted topic "<prefix>.checkpoints" (key: the replica
 // name); consumers that read with isolation.level=read_committed then see
-// every change exactly once, and Resume reads the resume point back.
+// every change exactly once, and Resume reads the resume point back. The
+// stream's schema history goes into the same transaction when it changed
+// (SetSchemaHistory), in the compacted topic "<prefix>.schema-history"
+// (history.go), and Resume reads it back too (SchemaHistory).
 //
 // Records are never dropped: a record that cannot be delivered (after the
 // client's retries, or at once for errors that retrying cannot fix, such
