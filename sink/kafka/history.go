@@ -69,7 +69,7 @@ func historyHash(data []byte) string {
 // of at most partBytes, followed by tombstones for the parts from the
 // count of data's up to old (the parts the topic holds from before).
 func historyRecords(topic, replica string, data []byte, partBytes, old int) []*kgo.Record {
-	n := max((len(data)+partBytes-1)/partBytes, 1)
+	n := historyParts(len(data), partBytes)
 	hash := []byte(historyHash(data))
 	count := []byte(strconv.Itoa(n))
 	recs := make([]*kgo.Record, 0, max(n, old))
@@ -83,6 +83,9 @@ func historyRecords(topic, replica string, data []byte, partBytes, old int) []*k
 	}
 	return recs
 }
+
+// historyParts is the count of parts of a history of size bytes.
+func historyParts(size, partBytes int) int { return max((size+partBytes-1)/partBytes, 1) }
 
 func historyKey(replica string, i int) []byte {
 	return strconv.AppendInt([]byte(replica+"/"), int64(i), 10)

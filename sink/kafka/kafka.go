@@ -430,12 +430,11 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) e
 				return s.setFailure(&Error{Topic: topic, Op: "creating the schema history topic", Err: err})
 			}
 		}
-		recs := historyRecords(topic, s.opts.Replica, s.hist, s.opts.historyPartBytes(), s.histParts)
-		for _, r := range recs {
+		for _, r := range historyRecords(topic, s.opts.Replica, s.hist, s.opts.historyPartBytes(), s.histParts) {
 			s.Records++
 			s.send(ctx, r)
 		}
-		histHash, histParts = historyHash(s.hist), max((len(s.hist)+s.opts.historyPartBytes()-1)/s.opts.historyPartBytes(), 1)
+		histHash, histParts = historyHash(s.hist), historyParts(len(s.hist), s.opts.historyPartBytes())
 	}
 	cp.SchemaHistory = histHash
 	val, _ := json.Marshal(&cp)

@@ -1,7 +1,5 @@
 package mysqlsink
 
-import "fmt"
-
 // The schema history with --parallel (docs/schema-history.md).
 //
 // Each worker saves the history in its own row of
@@ -13,6 +11,8 @@ import "fmt"
 // resumes from the earliest worker checkpoint (Checkpoint); the history
 // saved with it is the one as of there, and the DDL read again from
 // there on replays into it.
+
+import "fmt"
 
 // parallelHistory is the history the coordinator hands the workers.
 type parallelHistory struct {
