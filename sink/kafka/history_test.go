@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -152,4 +153,15 @@ func FuzzHistoryRecord(f *testing.F) {
 			t.Fatalf("%d parts", h.keys)
 		}
 	})
+}
+
+// TestHistoryRecordError: a part the brokers refuse as too large (their
+// limit below --kafka-max-message-bytes) names the part and the fix.
+func TestHistoryRecordError(t *testing.T) {
+	r := historyRecords("p.schema-history", "r", bytes.Repeat([]byte("x"), 300), 100, 0)[2]
+	got := recordError(r, kerr.MessageTooLarge).Error()
+	want := "kafka: topic p.schema-history: writing part r/2 of the schema history: MESSAGE_TOO_LARGE"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "set it at most the topic's max.message.bytes") {
+		t.Errorf("%s\nwant %s… naming the fix", got, want)
+	}
 }
