@@ -335,4 +335,20 @@ func TestReadSchemaHistoryParallel(t *testing.T) {
 	if h.Table("tp", "x") != nil || h.Table("tp", "t") != nil {
 		t.Error("DROP TABLE or RENAME TABLE not followed")
 	}
+
+	// Workers left apart by a crash: worker 1 before an ALTER, worker 0
+	// after it. The restart resumes at worker 1's checkpoint with worker
+	// 1's history (worker 0's would see the ALTER twice), reads the
+	// ALTER again into it, and worker 0 skips it.
+	dst.Exec(t, "CREATE DATABASE bk",
+		"CREATE TABLE bk.cp AS SELECT * FROM binlogcdc.checkpoint WHERE replica = 'default#1'",
+		"CREATE TABLE bk.sh AS SELECT * FROM binlogcdc.schema_history WHERE replica = 'default#1'")
+	srv.Exec(t, "ALTER TABLE tp.u ADD COLUMN d INT DEFAULT 8")
+	rpRun(t, 0, "read", srv.BinlogIndex(), "--to", dst.DSN()+"/", "--parallel", "2")
+	dst.Exec(t, "REPLACE INTO binlogcdc.checkpoint SELECT * FROM bk.cp", "REPLACE INTO binlogcdc.schema_history SELECT * FROM bk.sh", "DROP DATABASE bk")
+	srv.Exec(t, "USE tp", insert(41, 50))
+	read("after workers left apart")
+	if got, want := shCols(load(dst, "default").Table("tp", "u")), "id a=5 c='c' g:VIRTUAL b=7 d=8"; got != want {
+		t.Errorf("after workers left apart: tp.u is %s, want %s", got, want)
+	}
 }
