@@ -51,10 +51,10 @@ type KafkaOptions struct {
 
 // AddFlags binds the --kafka-* flags.
 func (o *KafkaOptions) AddFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.TopicPrefix, "kafka-topic-prefix", kafka.DefaultTopicPrefix, "with --to kafka://…: {prefix} of the topic names, and of `PREFIX`.schema-changes and PREFIX.checkpoints")
+	f.StringVar(&o.TopicPrefix, "kafka-topic-prefix", kafka.DefaultTopicPrefix, "with --to kafka://…: {prefix} of the topic names, and of `PREFIX`.schema-changes, PREFIX.checkpoints and PREFIX.schema-history")
 	f.StringVar(&o.Topic, "kafka-topic", kafka.DefaultTopic, "a table's topic: `TEMPLATE` with {prefix}, {db}, {table}")
 	f.BoolVar(&o.Tombstones, "kafka-tombstones", false, "follow each delete with a tombstone (the key, a null value) for log compaction")
-	f.BoolVar(&o.ExactlyOnce, "kafka-exactly-once", false, "one Kafka transaction per source transaction, with the resume point kept in Kafka (PREFIX.checkpoints); consumers must read with isolation.level=read_committed")
+	f.BoolVar(&o.ExactlyOnce, "kafka-exactly-once", false, "one Kafka transaction per source transaction, with the resume point kept in Kafka (PREFIX.checkpoints; stream: its schema history in PREFIX.schema-history); consumers must read with isolation.level=read_committed")
 	f.StringVar(&o.Replica, "kafka-replica-name", kafka.DefaultReplica, "with --kafka-exactly-once: this publisher's `NAME` (its transactional.id and the key of its resume point); unique per source")
 	f.DurationVar(&o.TransactionTimeout, "kafka-transaction-timeout", kafka.DefaultTransactionTimeout, "with --kafka-exactly-once: the longest one source transaction may take to publish (at most the brokers' transaction.max.timeout.ms)")
 	f.BoolVar(&o.TLS, "kafka-tls", false, "connect to the brokers with TLS (system CAs unless --kafka-tls-ca)")

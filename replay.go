@@ -17,6 +17,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/pipeline"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink"
 	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
 	"github.com/binlogcdc/binlogcdc/sink/sqltext"
@@ -419,6 +420,16 @@ func (r *replayRun) onCommit(next func(change.TxEnd) error) func(change.TxEnd) e
 	}
 }
 
+// historyTarget is what keeps the schema history on the --to target
+// (nil: none; schemahistory.go).
+func (r *replayRun) historyTarget() historyTarget {
+	if r == nil || r.applier == nil {
+		return nil
+	}
+	h, _ := r.applier.(historyTarget)
+	return h
+}
+
 // targetSink is the --to target (nil: none), for --metrics-addr.
 func (r *replayRun) targetSink() *mysqlsink.Sink {
 	if r == nil {
@@ -504,6 +515,18 @@ func runReadReplay(ctx context.Context, o ReadOptions, files []string, stdout, s
 		logf("resuming at %s:%d (the target's checkpoint for replica %q)", r.resume.File, r.resume.Offset, o.Replay.ReplicaName)
 		if popts.ApplyFrom.File != "" {
 			logf("reading from %s:%d to collect the prepared XA transactions held at the checkpoint", start.File, start.Offset)
+		}
+	}
+	if h := r.historyTarget(); h != nil {
+		// The schema history, kept on the target with the checkpoint as
+		// stream keeps it (schemahistory.go): a restart goes on from the
+		// tables as the checkpoint left them.
+		if popts.Schema == nil {
+			popts.Schema = schemahist.New(false) // the flavor follows the binlog
+		}
+		if popts.BeforeCommit, err = targetHistory(&popts.Schema, h); err != nil {
+			r.applier.Close(ctx)
+			return err
 		}
 	}
 	out, closeOut := stdout, func() error { return nil }

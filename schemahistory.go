@@ -3,10 +3,9 @@ package binlogcdc
 import (
 	"encoding/json"
 
-	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
-
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/schemahist"
+	"github.com/binlogcdc/binlogcdc/sink/kafka"
 )
 
 // streamHistory returns the stream's schema history (docs/schema-history.md):
@@ -69,8 +68,9 @@ func (s *streamSnapshot) seedHistory(h *schemahist.History, logf func(string, ..
 // in the target's binlogcdc.schema_history (none: *h stays), and returns
 // the pipeline's BeforeCommit that hands the target the history when it
 // changed, saved in the transaction of the checkpoint; nil without a
-// target.
-func targetHistory(h **schemahist.History, target *mysqlsink.Sink, mariadb bool) (func(), error) {
+// target. With --parallel, target is the parallel applier, whose saved
+// history is the one of the checkpoint reading resumes from.
+func targetHistory(h **schemahist.History, target historyTarget) (func(), error) {
 	if target == nil {
 		return nil, nil
 	}
@@ -78,8 +78,38 @@ func targetHistory(h **schemahist.History, target *mysqlsink.Sink, mariadb bool)
 	if err != nil {
 		return nil, err
 	}
+	return restoreHistory(h, data, "the target's binlogcdc.schema_history", target.SetSchemaHistory)
+}
+
+// historyTarget is what keeps the history on a --to mysql:// target:
+// *mysqlsink.Sink or *mysqlsink.Parallel.
+type historyTarget interface {
+	SchemaHistory() ([]byte, error)
+	SetSchemaHistory([]byte)
+}
+
+// kafkaHistory, with --to kafka://… --kafka-exactly-once, replaces *h by
+// the history saved in Kafka with the resume point (topic
+// PREFIX.schema-history; none: *h stays), and returns the pipeline's
+// BeforeCommit that hands the sink the history when it changed, written
+// in the Kafka transaction of the next resume point; nil otherwise.
+func kafkaHistory(h **schemahist.History, ks *kafka.Sink, o KafkaOptions, logf func(string, ...any)) (func(), error) {
+	if ks == nil || !o.ExactlyOnce {
+		return nil, nil
+	}
+	data, warn := ks.SchemaHistory()
+	if warn != "" {
+		logf("%s", warn)
+	}
+	return restoreHistory(h, data, "the schema history in Kafka topic "+o.sinkTopicPrefix()+".schema-history", ks.SetSchemaHistory)
+}
+
+// restoreHistory replaces *h by the saved history data (nil: none, *h
+// stays) and returns the BeforeCommit that hands set the history when it
+// changed since (the first time, when nothing was saved).
+func restoreHistory(h **schemahist.History, data []byte, where string, set func([]byte)) (func(), error) {
 	if data != nil {
-		hh, err := schemahist.Decode(data, "the target's binlogcdc.schema_history")
+		hh, err := schemahist.Decode(data, where)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +125,7 @@ func targetHistory(h **schemahist.History, target *mysqlsink.Sink, mariadb bool)
 			return
 		}
 		if data, err := json.Marshal(cur); err == nil {
-			target.SetSchemaHistory(data)
+			set(data)
 			saved = cur.Gen()
 		}
 	}, nil

@@ -279,11 +279,19 @@ func (s *Stream) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	histToTarget, err := targetHistory(&schema, rp.targetSink(), cfg.Flavor == mysql.MariaDBFlavor) // schemahistory.go
+	histToTarget, err := targetHistory(&schema, rp.historyTarget()) // schemahistory.go
 	if err != nil {
 		return err
 	}
+	if histToTarget == nil {
+		if histToTarget, err = kafkaHistory(&schema, ks, o.Kafka, logf); err != nil { // schemahistory.go
+			return err
+		}
+	}
 	snap.seedHistory(schema, logf) // schemahistory.go
+	if histToTarget != nil && ks != nil {
+		histToTarget() // the seeded history goes with Kafka's first resume point (SaveStart)
+	}
 
 	var out io.Writer = stdout
 	if o.Output != "" {

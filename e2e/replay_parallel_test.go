@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/binlogcdc/binlogcdc/internal/testserver"
+	"github.com/binlogcdc/binlogcdc/schemahist"
 )
 
 // rpParallelWorkload writes transactions whose result depends on their
@@ -97,6 +98,24 @@ func TestReplayParallel(t *testing.T) {
 		return want
 	}
 
+	// The schema history: one row per worker, all as of the common
+	// checkpoint after a normal end, with pa.h as the ALTER left it (a
+	// history that went with a later checkpoint than the one resumed
+	// from would see the ALTER twice, and lose the table).
+	history := func(t *testing.T, dst *testserver.Server, workers int) {
+		t.Helper()
+		if got := stVal(t, dst, "SELECT CONCAT(COUNT(*), ' ', COUNT(DISTINCT history)) FROM binlogcdc.schema_history"); got != fmt.Sprintf("%d 1", workers) {
+			t.Errorf("binlogcdc.schema_history: %s rows and distinct histories, want %d 1", got, workers)
+		}
+		h, err := schemahist.Decode([]byte(stVal(t, dst, "SELECT history FROM binlogcdc.schema_history WHERE replica = 'default'")), "binlogcdc.schema_history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := shCols(h.Table("pa", "h")), "id extra='x' hist n=0"; got != want {
+			t.Errorf("the schema history has pa.h as %s, want %s", got, want)
+		}
+	}
+
 	t.Run("to", func(t *testing.T) {
 		dst := testserver.Start(t, testserver.Options{})
 		_, errOut := rpRun(t, 0, "read", index, "--to", dst.DSN()+"/", "--parallel", "4", "--group-rows", "20")
@@ -105,6 +124,7 @@ func TestReplayParallel(t *testing.T) {
 		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(4), "; "); got != want {
 			t.Errorf("checkpoint rows %q, want %q", got, want)
 		}
+		history(t, dst, 4)
 		_, errOut = rpRun(t, 0, "read", index, "--to", dst.DSN()+"/", "--parallel", "4")
 		if !strings.Contains(errOut, "applied 0 rows") {
 			t.Errorf("second run applied something:\n%s", errOut)
@@ -117,6 +137,7 @@ func TestReplayParallel(t *testing.T) {
 		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(2), "; "); got != want {
 			t.Errorf("checkpoint rows after --parallel 2: %q, want %q", got, want)
 		}
+		history(t, dst, 2)
 		rpCompare(t, src, dst, "read --to --parallel 4, then 2")
 
 		// Workers left apart (as by a crash): only the same N may go on;
@@ -137,6 +158,7 @@ func TestReplayParallel(t *testing.T) {
 		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(1), "; "); got != want {
 			t.Errorf("checkpoint rows after a serial run: %q, want %q", got, want)
 		}
+		history(t, dst, 1)
 	})
 
 	t.Run("kill9", func(t *testing.T) {
@@ -151,6 +173,7 @@ func TestReplayParallel(t *testing.T) {
 		if got, want := strings.Join(workerRows(t, dst), "; "), strings.Join(wantRows(3), "; "); got != want {
 			t.Errorf("checkpoint rows %q, want %q", got, want)
 		}
+		history(t, dst, 3)
 	})
 }
 

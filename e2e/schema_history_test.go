@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -256,5 +257,98 @@ func TestStreamSchemaHistoryDebeziumDefault(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("no %s in:\n%s", want, b)
 		}
+	}
+}
+
+// TestReadSchemaHistoryParallel: read --to mysql:// keeps the history
+// on the target as stream does, with --parallel 2 too: each worker in
+// its own row of binlogcdc.schema_history, as of its checkpoint; the
+// next run loads the one of the checkpoint it resumes from, so the DDL
+// after it applies to the tables known before, as with one connection
+// (the same history), and the copies verify.
+func TestReadSchemaHistoryParallel(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{})
+	dst := testserver.Start(t, testserver.Options{})
+	one := testserver.Start(t, testserver.Options{})
+	load := func(dst *testserver.Server, replica string) *schemahist.History {
+		t.Helper()
+		data := stVal(t, dst, "SELECT history FROM binlogcdc.schema_history WHERE replica = '"+replica+"'")
+		h, err := schemahist.Decode([]byte(data), "binlogcdc.schema_history")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	insert := func(from, to int) string {
+		return fmt.Sprintf("INSERT INTO tp.u (id, a) SELECT seq * 300, seq FROM seq_%d_to_%d", from, to)
+	}
+	read := func(what string) {
+		t.Helper()
+		for _, c := range []struct {
+			dst  *testserver.Server
+			args []string
+		}{{dst, []string{"--parallel", "2"}}, {one, nil}} {
+			_, errs := rpRun(t, 0, append([]string{"read", srv.BinlogIndex(), "--to", c.dst.DSN() + "/"}, c.args...)...)
+			if strings.Contains(errs, "schema history") {
+				t.Errorf("%s %v: a schema history warning:\n%s", what, c.args, errs)
+			}
+		}
+		// Both workers' rows agree after the run: each moved to the last
+		// transaction end, with the history as of there, the one a
+		// single connection keeps.
+		if n := stVal(t, dst, "SELECT COUNT(*) FROM binlogcdc.schema_history"); n != "2" {
+			t.Fatalf("%s: %s rows in binlogcdc.schema_history, want one per worker", what, n)
+		}
+		for _, q := range []string{"SELECT COUNT(DISTINCT history) FROM binlogcdc.schema_history", "SELECT COUNT(DISTINCT history) FROM binlogcdc.schema_history WHERE replica = 'default'"} {
+			if n := stVal(t, dst, q); n != "1" {
+				t.Errorf("%s: the workers' histories differ", what)
+			}
+		}
+		if p, s := load(dst, "default"), load(one, "default"); shCols(p.Table("tp", "u")) != shCols(s.Table("tp", "u")) {
+			t.Errorf("%s: tp.u is %s with --parallel 2, %s with one connection", what, shCols(p.Table("tp", "u")), shCols(s.Table("tp", "u")))
+		}
+		for _, d := range []*testserver.Server{dst, one} {
+			if _, errs, code := runCLI(t, nil, "verify", "--source", srv.DSN(), "--to", d.DSN()+"/"); code != 0 {
+				t.Errorf("%s: verify: exit %d: %s", what, code, errs)
+			}
+		}
+	}
+
+	srv.Exec(t, "CREATE DATABASE tp",
+		"CREATE TABLE tp.t (id INT PRIMARY KEY, a INT DEFAULT 5, g INT AS (a * 2) VIRTUAL)",
+		"RENAME TABLE tp.t TO tp.u",
+		"USE tp", insert(1, 10), "INSERT INTO tp.u (id) VALUES (1)", insert(11, 20))
+	read("first run")
+	if got, want := shCols(load(dst, "default").Table("tp", "u")), "id a=5 g:VIRTUAL"; got != want {
+		t.Errorf("first run: tp.u is %s, want %s", got, want)
+	}
+
+	srv.Exec(t, "ALTER TABLE tp.u ADD COLUMN b INT DEFAULT 6", "USE tp", insert(21, 30),
+		"ALTER TABLE tp.u ALTER COLUMN b SET DEFAULT 7", "CREATE TABLE tp.x (id INT PRIMARY KEY)", "DROP TABLE tp.x",
+		"ALTER TABLE tp.u ADD COLUMN c VARCHAR(3) DEFAULT 'c' AFTER a", "USE tp", insert(31, 40))
+	read("second run")
+	h := load(dst, "default")
+	if got, want := shCols(h.Table("tp", "u")), "id a=5 c='c' g:VIRTUAL b=7"; got != want {
+		t.Errorf("after the second run: tp.u is %s, want %s", got, want)
+	}
+	if h.Table("tp", "x") != nil || h.Table("tp", "t") != nil {
+		t.Error("DROP TABLE or RENAME TABLE not followed")
+	}
+
+	// Workers left apart by a crash: worker 1 before an ALTER, worker 0
+	// after it. The restart resumes at worker 1's checkpoint with worker
+	// 1's history (worker 0's would see the ALTER twice), reads the
+	// ALTER again into it, and worker 0 skips it.
+	dst.Exec(t, "CREATE DATABASE bk",
+		"CREATE TABLE bk.cp AS SELECT * FROM binlogcdc.checkpoint WHERE replica = 'default#1'",
+		"CREATE TABLE bk.sh AS SELECT * FROM binlogcdc.schema_history WHERE replica = 'default#1'")
+	srv.Exec(t, "ALTER TABLE tp.u ADD COLUMN d INT DEFAULT 8")
+	rpRun(t, 0, "read", srv.BinlogIndex(), "--to", dst.DSN()+"/", "--parallel", "2")
+	dst.Exec(t, "REPLACE INTO binlogcdc.checkpoint SELECT * FROM bk.cp", "REPLACE INTO binlogcdc.schema_history SELECT * FROM bk.sh", "DROP DATABASE bk")
+	srv.Exec(t, "USE tp", insert(41, 50))
+	read("after workers left apart")
+	if got, want := shCols(load(dst, "default").Table("tp", "u")), "id a=5 c='c' g:VIRTUAL b=7 d=8"; got != want {
+		t.Errorf("after workers left apart: tp.u is %s, want %s", got, want)
 	}
 }

@@ -87,7 +87,14 @@ func recordError(r *kgo.Record, err error) *Error {
 	for _, h := range r.Headers {
 		size += len(h.Key) + len(h.Value)
 	}
+	history := false
+	for _, h := range r.Headers {
+		history = history || h.Key == HeaderHistoryParts
+	}
 	switch {
+	case history && (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)):
+		e.Op = fmt.Sprintf("writing part %s of the schema history", r.Key)
+		e.Hint = fmt.Sprintf("the record is %d bytes: the schema history is cut into parts of --kafka-max-message-bytes; set it at most the topic's max.message.bytes", size)
 	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
 		e.Hint = fmt.Sprintf("the record is %d bytes; raise the topic's max.message.bytes (the broker's message.max.bytes) and --kafka-max-message-bytes, or leave the table out with --exclude-tables", size)
 	case errors.Is(err, kerr.TopicAuthorizationFailed):

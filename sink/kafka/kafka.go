@@ -24,7 +24,10 @@
 // source transaction is one Kafka transaction that also writes the resume
 // point to the compacted topic "<prefix>.checkpoints" (key: the replica
 // name); consumers that read with isolation.level=read_committed then see
-// every change exactly once, and Resume reads the resume point back.
+// every change exactly once, and Resume reads the resume point back. The
+// stream's schema history goes into the same transaction when it changed
+// (SetSchemaHistory), in the compacted topic "<prefix>.schema-history"
+// (history.go), and Resume reads it back too (SchemaHistory).
 //
 // Records are never dropped: a record that cannot be delivered (after the
 // client's retries, or at once for errors that retrying cannot fix, such
@@ -77,6 +80,13 @@ type Sink struct {
 	// cpGTID is the last resume point's LastGTID and GTIDSet, carried on
 	// to one after no transaction (a ROTATE).
 	cpGTID [2]string
+
+	// The schema history (history.go).
+	hist       []byte // SetSchemaHistory's, to write with the next resume point
+	histHash   string // of the last one written: every resume point names it
+	histParts  int    // the parts the topic holds for this replica
+	resumeHist []byte // read back by Resume
+	histWarn   string // why the history in the topic was not used
 
 	mu       sync.Mutex
 	err      error // the first delivery error: sticky
@@ -410,6 +420,23 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) e
 	case tx.GTID == "":
 		cp.LastGTID, cp.GTIDSet = s.cpGTID[0], s.cpGTID[1]
 	}
+	histHash, histParts := s.histHash, s.histParts
+	if s.hist != nil {
+		// Before the resume point that names it, in its transaction.
+		topic := s.opts.HistoryTopic()
+		if _, ok := s.ready[topic]; !ok {
+			spec := topicSpec{partitions: 1, configs: map[string]string{"cleanup.policy": "compact"}}
+			if err := s.ensureTopic(ctx, topic, spec); err != nil {
+				return s.setFailure(&Error{Topic: topic, Op: "creating the schema history topic", Err: err})
+			}
+		}
+		for _, r := range historyRecords(topic, s.opts.Replica, s.hist, s.opts.historyPartBytes(), s.histParts) {
+			s.Records++
+			s.send(ctx, r)
+		}
+		histHash, histParts = historyHash(s.hist), historyParts(len(s.hist), s.opts.historyPartBytes())
+	}
+	cp.SchemaHistory = histHash
 	val, _ := json.Marshal(&cp)
 	s.Records++
 	s.send(ctx, &kgo.Record{Topic: s.opts.CheckpointTopic(), Key: []byte(s.opts.Replica), Value: val})
@@ -430,6 +457,7 @@ func (s *Sink) commitTxn(ctx context.Context, tx change.TxEnd, gtidSet string) e
 	s.pendingCP = nil
 	s.lastCP = time.Now()
 	s.cpGTID = [2]string{cp.LastGTID, cp.GTIDSet}
+	s.hist, s.histHash, s.histParts = nil, histHash, histParts
 	return nil
 }
 

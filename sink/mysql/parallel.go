@@ -113,6 +113,7 @@ type Parallel struct {
 
 	last    change.TxEnd // the last source transaction's end
 	lastSet bool
+	hist    parallelHistory // the schema history (parallel_history.go)
 	txs     uint64
 	mu      sync.Mutex
 	failed  error
@@ -127,7 +128,8 @@ type worker struct {
 	started  bool         // its goroutine runs
 	pend     []item       // queued, not yet handed over (dispatch)
 	pendRows int
-	err      error // owned by the worker goroutine
+	histSent uint64 // the generation of the schema history it was handed last (0: none)
+	err      error  // owned by the worker goroutine
 }
 
 // job is what a worker is handed at once: source transactions, then
@@ -140,8 +142,10 @@ type job struct {
 
 type item struct {
 	advance *change.TxEnd   // commit this (empty) transaction end first
+	advHist []byte          // with this schema history (nil: the one it has)
 	changes []change.Change // then apply these
 	tx      *change.TxEnd   // and commit them as this transaction
+	txHist  []byte          // with this schema history (nil: the one it has)
 }
 
 // Checkpoint is where reading resumes: the earliest worker checkpoint
@@ -224,6 +228,9 @@ func (p *Parallel) run(ctx context.Context, w *worker) {
 func (w *worker) do(ctx context.Context, j job) error {
 	for _, it := range j.items {
 		if it.advance != nil {
+			if it.advHist != nil {
+				w.s.SetSchemaHistory(it.advHist)
+			}
 			if err := w.s.Commit(ctx, *it.advance); err != nil {
 				return err
 			}
@@ -234,6 +241,9 @@ func (w *worker) do(ctx context.Context, j job) error {
 			}
 		}
 		if it.tx != nil {
+			if it.txHist != nil {
+				w.s.SetSchemaHistory(it.txHist)
+			}
 			if err := w.s.Commit(ctx, *it.tx); err != nil {
 				return err
 			}
@@ -275,10 +285,12 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
 	if p.lastSet && posLess(w.sent.Next, p.last.Next) {
 		end := p.last
 		it.advance = &end
+		it.advHist = p.hist.lastFor(w)
 		w.sent = end
 	}
 	if tx != nil {
 		it.changes, it.tx = changes, tx
+		it.txHist = p.hist.nextFor(w)
 		w.sent = *tx
 	}
 	if it.advance == nil && it.tx == nil {
@@ -403,12 +415,16 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 	defer func() {
 		p.resetTx()
 		p.last, p.lastSet = tx, true
+		p.hist.committed()
 	}()
 	switch {
 	case p.skip:
 		return nil
 	case p.streaming:
 		w := p.w[0]
+		if h := p.hist.nextFor(w); h != nil {
+			w.s.SetSchemaHistory(h)
+		}
 		if err := w.s.Commit(ctx, tx); err != nil {
 			return p.check(err)
 		}

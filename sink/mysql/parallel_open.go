@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -108,6 +110,9 @@ func (p *Parallel) reconcile(stale []string, existed map[int]bool) error {
 		if _, err := p.cat.Execute("DELETE FROM "+checkpointTable+" WHERE replica = ?", name); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
+		if err := dropWorkerHistory(p.cat.Execute, name); err != nil {
+			return err
+		}
 	}
 	for k := range p.cp {
 		if existed[k] || k == 0 || base.File == "" {
@@ -117,6 +122,9 @@ func (p *Parallel) reconcile(stale []string, existed map[int]bool) error {
 			return fmt.Errorf("target: replica %q was stopped in the middle of a parallel apply with fewer workers; run again with the --parallel it had, to catch up", p.opts.Replica)
 		}
 		if err := p.w[k].s.SaveStart(base, p.w[0].s.cp.GTID); err != nil {
+			return err
+		}
+		if err := p.copyHistory(k); err != nil {
 			return err
 		}
 		p.cp[k] = base
@@ -161,6 +169,18 @@ func (s *Sink) DropWorkerRows() error {
 		if _, err := s.conn.Execute("DELETE FROM "+checkpointTable+" WHERE replica = ?", name); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
+		if err := dropWorkerHistory(s.conn.Execute, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropWorkerHistory deletes the schema history a worker row (name) kept
+// (parallel_history.go), if any.
+func dropWorkerHistory(exec func(string, ...any) (*mysql.Result, error), name string) error {
+	if _, err := exec("DELETE FROM "+schemaHistoryTable+" WHERE replica = ?", name); err != nil && myErrorCode(err) != mysql.ER_NO_SUCH_TABLE {
+		return fmt.Errorf("target: %w", err)
 	}
 	return nil
 }
