@@ -1,8 +1,6 @@
 package binlogcdc
 
 import (
-	"encoding/json"
-
 	"github.com/binlogcdc/binlogcdc/checkpoint"
 	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/sink/kafka"
@@ -34,7 +32,7 @@ func streamHistory(path string, cp *checkpoint.Checkpoint, mariadb bool, saver *
 		if h.Gen() == saved {
 			return nil, false
 		}
-		data, err := json.Marshal(h)
+		data, err := h.MarshalJSON() // not json.Marshal: it would re-scan every byte
 		if err != nil {
 			return nil, false // not saved: the old history stays named
 		}
@@ -124,7 +122,7 @@ func restoreHistory(h **schemahist.History, data []byte, where string, set func(
 		if cur.Gen() == saved {
 			return
 		}
-		if data, err := json.Marshal(cur); err == nil {
+		if data, err := cur.MarshalJSON(); err == nil {
 			set(data)
 			saved = cur.Gen()
 		}

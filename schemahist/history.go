@@ -119,6 +119,10 @@ type entry struct {
 	// a table whose statement named none and that has no character
 	// column (ApplyChanges); 0 when not known.
 	coll uint32
+	// enc is the entry's saved JSON (persist.go), encoded on the first
+	// save after the entry last changed; nil until then. Whatever changes
+	// a saved field clears it.
+	enc []byte
 }
 
 // maxChecked bounds the TABLE_MAPs remembered as checked.
@@ -179,7 +183,7 @@ func (h *History) Seed(db, name, createSQL string, pos change.Position) error {
 }
 
 func (h *History) set(db, name string, e *entry) {
-	e.db, e.name = db, name
+	e.db, e.name, e.enc = db, name, nil
 	if e.sh != nil {
 		e.sh.T.DB, e.sh.T.Name = db, name
 	}
@@ -334,7 +338,9 @@ func (h *History) Check(t *tablemap.Table, pos change.Position) (res *Table, war
 			warn = h.lose(t.DB, t.Name, pos, "the schema history disagrees with the TABLE_MAP ("+why+")")
 			e = nil
 		} else {
-			e.createSQL = ""
+			if e.createSQL != "" {
+				e.createSQL, e.enc = "", nil
+			}
 			res = e.table()
 		}
 	}

@@ -52,33 +52,65 @@ type savedAttrs struct {
 	JSON      bool   `json:"json,omitempty"` // MariaDB JSON (colAttrs.json); absent in histories saved before it was kept
 }
 
-// MarshalJSON encodes the history (see the layout above).
+// MarshalJSON encodes the history (see the layout above). Each table's
+// object is encoded once after it changed and kept (entry.enc), so a save
+// after a DDL re-encodes only the tables the DDL changed; the rest is
+// copying. The bytes are those json.Marshal of the whole savedHistory
+// gives (TestMarshalCached), so the SHA-256 a checkpoint names the
+// history by and every saved layout stay as they were.
 func (h *History) MarshalJSON() ([]byte, error) {
-	s := savedHistory{Version: formatVersion, MariaDB: h.mariadb, Tables: []savedTable{}}
+	es := make([]*entry, 0, len(h.tables))
+	n := 64
 	for _, e := range h.tables {
-		t := savedTable{DB: e.db, Name: e.name, File: e.pos.File, Offset: e.pos.Offset, Unknown: e.unknown, CreateSQL: e.createSQL, Coll: e.coll}
-		if e.sh != nil {
-			t.Table, t.DefColl, t.Guessed = e.sh.T, e.sh.DefColl, e.sh.Guessed
-			if len(e.sh.TypeNames) > 0 {
-				t.TypeNames = e.sh.TypeNames
+		if e.enc == nil {
+			b, err := json.Marshal(e.saved())
+			if err != nil {
+				return nil, err
 			}
-			for k, a := range e.sh.Attrs {
-				if a == (colAttrs{}) {
-					continue
-				}
-				if t.Columns == nil {
-					t.Columns = map[string]savedAttrs{}
-				}
-				t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc, Type: a.declared, JSON: a.json}
-			}
+			e.enc = b
 		}
-		s.Tables = append(s.Tables, t)
+		n += len(e.enc) + 1
+		es = append(es, e)
 	}
-	sort.Slice(s.Tables, func(i, j int) bool {
-		a, b := s.Tables[i], s.Tables[j]
-		return a.DB < b.DB || a.DB == b.DB && a.Name < b.Name
+	sort.Slice(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		return a.db < b.db || a.db == b.db && a.name < b.name
 	})
-	return json.Marshal(s)
+	head, err := json.Marshal(savedHistory{Version: formatVersion, MariaDB: h.mariadb, Tables: []savedTable{}})
+	if err != nil {
+		return nil, err
+	}
+	// head ends in `[]}`: the tables go between the brackets.
+	out := make([]byte, 0, n+len(head))
+	out = append(out, head[:len(head)-2]...)
+	for i, e := range es {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e.enc...)
+	}
+	return append(out, "]}"...), nil
+}
+
+// saved is the entry as the layout above saves it.
+func (e *entry) saved() savedTable {
+	t := savedTable{DB: e.db, Name: e.name, File: e.pos.File, Offset: e.pos.Offset, Unknown: e.unknown, CreateSQL: e.createSQL, Coll: e.coll}
+	if e.sh != nil {
+		t.Table, t.DefColl, t.Guessed = e.sh.T, e.sh.DefColl, e.sh.Guessed
+		if len(e.sh.TypeNames) > 0 {
+			t.TypeNames = e.sh.TypeNames
+		}
+		for k, a := range e.sh.Attrs {
+			if a == (colAttrs{}) {
+				continue
+			}
+			if t.Columns == nil {
+				t.Columns = map[string]savedAttrs{}
+			}
+			t.Columns[k] = savedAttrs{Default: a.def, OnUpdate: a.onUpdate, Comment: a.comment, Generated: a.Generated, AutoInc: a.autoInc, Type: a.declared, JSON: a.json}
+		}
+	}
+	return t
 }
 
 // Decode reads a history that MarshalJSON encoded. Errors say what is
