@@ -277,7 +277,7 @@ cpu() {
 	median "$1.cpu"
 }
 maxcol() { awk -v c="$2" 'BEGIN{m=0} $c>m {m=$c} END {print m}' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a/b; else print "n/a"}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a/b; else print "n/a"}'; }
 row() { printf '  %-54s %10s   %s\n' "$1" "$2" "${3:-}"; }
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
@@ -367,10 +367,10 @@ log "snapshot: bench/snapshot.sh, $RUNS runs (load $(cut -d' ' -f1-3 /proc/loada
 READERS= RUNS=$RUNS bench/snapshot.sh >"$RES/snapshot" 2>>"$LOG" ||
 	{ echo "compare: snapshot failed, see $LOG" >&2; exit 1; }
 # snapv NAME FIELD: a field of bench/snapshot.sh's median line for NAME
-# ($3 seconds, $5 rows/s, $8 peak RSS, $11 CPU, $15 server CPU).
+# ($3 seconds, $5 rows/s, $9 peak RSS, $12 CPU, $16 server CPU).
 snapv() {
 	local f
-	case $2 in 3) f=5 ;; 6) f=15 ;; *) f=$2 ;; esac
+	case $2 in 3) f=5 ;; 6) f=16 ;; *) f=$2 ;; esac
 	awk -v n="$1" -v f="$f" '$1 == n && $2 == "median" {print $f}' "$RES/snapshot"
 }
 mem=$(MEM_KV=$RES/memory.kv bench/memory.sh)
