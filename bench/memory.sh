@@ -34,6 +34,8 @@ trap 'exit 130' INT TERM
 log() { echo "memory: $*" >&2; }
 mkdir -p "$BIN"
 go build -o "$BIN/binlogcdc" ./cmd/binlogcdc
+# Read back from disk on the first run, as an installed binary (see compare.sh).
+sync "$BIN/binlogcdc" && dd if="$BIN/binlogcdc" iflag=nocache count=0 status=none
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k/1024}'; }
 
 # kvout KEY=VALUE…: machine-readable results for bench/compare.sh.

@@ -79,11 +79,18 @@ func (u *unpacker) unpack(path string) (string, error) {
 		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 			return path, nil
 		}
-		r = bufio.NewReaderSize(f, 1<<20)
-		head, _ := r.Peek(4)
-		if !bytes.HasPrefix(head, gzipMagic) && !bytes.HasPrefix(head, zstdMagic) {
+		// The magic bytes are read on their own: for a plain file (the
+		// usual case, looked at twice per run) bufio's Peek allocated a
+		// 1 MiB buffer and filled it from the file, for 4 bytes.
+		var head [4]byte
+		n, _ := io.ReadFull(f, head[:])
+		if !bytes.HasPrefix(head[:n], gzipMagic) && !bytes.HasPrefix(head[:n], zstdMagic) {
 			return path, nil
 		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", fmt.Errorf("binlog: %w", err)
+		}
+		r = bufio.NewReaderSize(f, 1<<20)
 		name = PlainName(filepath.Base(path))
 	}
 	src, kind, err := decompressor(r)
