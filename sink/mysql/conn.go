@@ -280,7 +280,7 @@ func (s *Sink) Advance(next change.Position) {
 	switch {
 	case s.group.end != nil && s.group.end.Next == next:
 		return
-	case s.group.end == nil && s.bgBusy && s.handed.Next == next:
+	case s.group.end == nil && s.bgBusy > 0 && s.handed.Next == next:
 		return // the end of the group in flight (background.go)
 	}
 	s.wait()

@@ -113,7 +113,8 @@ type Sink struct {
 	bgJobs    chan bgJob
 	bgDone    chan bgJob // a group applied (or failed): its buffer, for spare, and its rows' blocks (copier.go)
 	bgExit    chan struct{}
-	bgBusy    bool // a group was handed over and its bgDone not received
+	bgBusy    int     // jobs handed over whose bgDone was not received: at most 2
+	carry     carried // the goroutine's while jobs are in flight
 	onFailure func(error)
 	handed    change.TxEnd // the end of the last group handed over (the caller's)
 	spare     []op         // the pend buffer to take next
@@ -286,6 +287,14 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 	s.pendBytes += opMem(&o)
 	s.group.rows++
 	if len(s.pend) >= pendingRows || s.pendBytes >= pendingBytes {
+		if s.bgJobs != nil && (!clone || o.size < pendingBytes) {
+			// Every pending row is the sink's own (copied, or
+			// Parallel's): they can wait for the goroutine.
+			if err := s.flushBackground(); err != nil { // background.go
+				return s.fail(err)
+			}
+			return nil
+		}
 		if err := s.flush(len(s.pend)); err != nil {
 			return s.fail(err)
 		}
