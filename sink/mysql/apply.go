@@ -59,6 +59,9 @@ func (s *Sink) prepareOp(o *op) error {
 	if err != nil {
 		return changeError(c, err)
 	}
+	// Looked up now, while the row is in the cache: a scan of the
+	// queued ops when they are executed cost replay 5-7% of its CPU.
+	o.enumErr = c.After != nil && sqltext.EnumErrors(c.After, o.cols) > 0
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 // ENUM error value, or -1.
 func enumErrorAt(ops []op) int {
 	for i := range ops {
-		if o := &ops[i]; o.c.After != nil && sqltext.EnumErrors(o.c.After, o.cols) > 0 {
+		if ops[i].enumErr { // prepareOp
 			return i
 		}
 	}

@@ -111,13 +111,13 @@ type Sink struct {
 
 	// Applying in the background (background.go).
 	bgJobs    chan bgJob
-	bgDone    chan bgJob // a group applied (or failed): its buffer, for spare, and its rows' blocks (copier.go)
+	bgDone    chan bgJob // a group applied (or failed): its buffer, for spares, and its rows' blocks (copier.go)
 	bgExit    chan struct{}
 	bgBusy    int     // jobs handed over whose bgDone was not received: at most 2
 	carry     carried // the goroutine's while jobs are in flight
 	onFailure func(error)
 	handed    change.TxEnd // the end of the last group handed over (the caller's)
-	spare     []op         // the pend buffer to take next
+	spares    [][]op       // empty pend buffers to take next (takeSpare), at most cap: 2
 	stats     Stats
 	failed    error
 	reported  bool // failed was returned to the caller
@@ -178,14 +178,15 @@ func (s *Sink) Checkpoint() (cp Checkpoint, ok bool) { return s.cp, s.cp.Next.Fi
 
 // op is a change waiting to be executed, with its values copied.
 type op struct {
-	c    change.Change
-	plan *plan
-	cols []int       // insert: the columns; update: the columns to set
-	fk   bool        // apply with foreign_key_checks=1
-	key  sqltext.Key // update, delete: how to find the row
-	size int         // bytes of values, roughly
-	line []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
-	enc  []byte      // insert: its values as COM_STMT_EXECUTE binds them, encoded when queued (encoded.go); nil: not encoded
+	c       change.Change
+	plan    *plan
+	cols    []int       // insert: the columns; update: the columns to set
+	fk      bool        // apply with foreign_key_checks=1
+	enumErr bool        // the new row holds an ENUM error value (enum.go)
+	key     sqltext.Key // update, delete: how to find the row
+	size    int         // bytes of values, roughly
+	line    []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
+	enc     []byte      // insert: its values as COM_STMT_EXECUTE binds them, encoded when queued (encoded.go); nil: not encoded
 }
 
 // pendingRows and pendingBytes bound the changes held before they are
