@@ -143,6 +143,17 @@ func TestSnapshotValueParity(t *testing.T) {
 		}
 		return m
 	}
+	// The GTID position is BINLOG_GTID_POS of the position (read without
+	// it when nothing was written since: Source.idleGTIDPos).
+	gp := src.QueryStrings(t, fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', %d)", file, pos))
+	if len(gp) != 1 || gp[0][0] == nil || *gp[0][0] == "" {
+		t.Fatalf("BINLOG_GTID_POS: %v", gp)
+	}
+	for _, l := range snap {
+		if l.GTID != *gp[0][0] {
+			t.Fatalf("snapshot gtid %q, BINLOG_GTID_POS %q", l.GTID, *gp[0][0])
+		}
+	}
 	rt, st := byTable(read), byTable(snap)
 	for name, rl := range rt {
 		sl := st[name]
