@@ -298,8 +298,8 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 		r.keyConv.dec.Reset()
 		r.keyConv.cell = r.keyConv.cell[:0]
 		for i, k := range t.PrimaryKey {
-			v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &cells[i])
-			if err != nil {
+			var v change.Value
+			if err := r.keyConv.value(&v, &t.Columns[k], ts.cols[k].kind, &cells[i]); err != nil {
 				keyErr = fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
 				return keyErr
 			}
