@@ -326,7 +326,7 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 // textBytes: the column's text counts in Chunk.Bytes (numbers, as
 // go-mysql parsed them before selectText, counted 8 bytes each).
 func textBytes(k readKind) bool {
-	return k != readInt && k != readFloat && k != readDouble && k != readIndex
+	return k != readInt && k != readFloat && k != readDouble && k != readIndex && k != readEnumLabel
 }
 
 // snapshotPos reads the open snapshot's position, GTID position and time

@@ -124,6 +124,19 @@ func (cv *converter) value(dst *change.Value, col *tablemap.Column, kind readKin
 		}
 		*dst = change.TimestampValue(sec, raw)
 		return nil
+	case readEnumLabel:
+		// The value decodeEnum gives for the member's index.
+		if len(raw) == 0 {
+			*dst = change.EnumValue(0, nil)
+			return nil
+		}
+		for i, l := range col.EnumValues {
+			if string(raw) == l {
+				*dst = change.EnumValue(uint64(i+1), raw)
+				return nil
+			}
+		}
+		return fmt.Errorf("ENUM value %q is none of its members", raw)
 	case readIndex:
 		n, err := intOf(raw)
 		if err != nil {
