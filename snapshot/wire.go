@@ -33,7 +33,15 @@ type wireReader struct {
 	pos, end int // unread bytes: buf[pos:end]
 	seq      uint8
 	big      []byte // a packet larger than buf, or one in several parts
+	drained  bool   // the last read found less than drainedRead bytes
 }
+
+// drainedRead: a read that returns fewer bytes found the socket drained,
+// the client faster than the server. The next read then waits a moment
+// (catchUpPause) before it asks again, rather than parking in the Go
+// netpoller to be woken by the next 16 KiB the server sends (see the
+// commit that added it for the measurements).
+const drainedRead = 32 << 10
 
 // next returns the next packet's payload, valid until the next call.
 func (w *wireReader) next() ([]byte, error) {
@@ -96,7 +104,11 @@ func (w *wireReader) fill(k int) error {
 		w.pos = 0
 	}
 	for w.end < k {
+		if w.drained {
+			catchUpPause() // pause_linux.go
+		}
 		m, err := w.r.Read(w.buf[w.end:])
+		w.drained = m < drainedRead
 		w.end += m
 		if err != nil && w.end < k {
 			if errors.Is(err, io.EOF) {
