@@ -55,6 +55,10 @@ var spTables = []struct {
 		[]string{"(2, 'a', 3)", "(1, 'x', NULL)"}},
 	{"CREATE TABLE sp.labels (id INT PRIMARY KEY, e ENUM('it''s', 'back\\\\slash', 'x,y', ' sp ', 'ü\"q') CHARACTER SET latin1, s SET('a''b', 'c\\\\d', 'e f') CHARACTER SET utf8mb4 COLLATE utf8mb4_bin)",
 		[]string{"(1, 'it''s', 'a''b,c\\\\d')", "(2, 'back\\\\slash', 'e f')", "(3, ' sp ', '')", "(4, 'ü\"q', 'a''b,e f')"}},
+	// ENUMs read as their labels (UTF-8 or ASCII, no '' member), the
+	// error value too (spCreate).
+	{"CREATE TABLE sp.enums (id INT PRIMARY KEY, e ENUM('new','paid','ünï','x y','Paid ') COLLATE utf8mb4_bin NOT NULL, a ENUM('b','a') CHARACTER SET ascii, k ENUM('z','y') NOT NULL, UNIQUE KEY (k, id))",
+		[]string{"(1, 'new', 'a', 'y')", "(2, 'ünï', NULL, 'z')", "(3, 'Paid ', 'b', 'y')", "(4, 'x y', 'a', 'z')"}},
 	{"CREATE TABLE sp.gen (id INT PRIMARY KEY, v VARCHAR(10), g INT AS (id * 2) VIRTUAL, s VARCHAR(10) AS (UPPER(v)) STORED)",
 		[]string{"(1, 'ab', DEFAULT, DEFAULT)", "(2, NULL, DEFAULT, DEFAULT)"}},
 	{"CREATE TABLE sp.myisam (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM",
@@ -74,7 +78,8 @@ func spCreate(t *testing.T, src *testserver.Server) {
 		}
 	}
 	// The ENUM error value, and a SET with '' members.
-	src.Exec(t, "SET SESSION sql_mode = ''", "INSERT INTO sp.strs (id, e, st) VALUES (5, 'no such', 'x,nope')", "SET SESSION sql_mode = DEFAULT")
+	src.Exec(t, "SET SESSION sql_mode = ''", "INSERT INTO sp.strs (id, e, st) VALUES (5, 'no such', 'x,nope')",
+		"INSERT INTO sp.enums VALUES (5, 'bogus', 'c', 'y')", "SET SESSION sql_mode = DEFAULT")
 }
 
 type spLine struct {
@@ -129,7 +134,7 @@ func TestSnapshotValueParity(t *testing.T) {
 	for _, tb := range spTables {
 		wantN += len(tb.rows)
 	}
-	wantN++ // the ENUM error row
+	wantN += 2 // the ENUM error rows
 	if len(read) != wantN || len(snap) != wantN {
 		t.Fatalf("read gives %d lines, snapshot %d; want %d each", len(read), len(snap), wantN)
 	}
@@ -142,6 +147,17 @@ func TestSnapshotValueParity(t *testing.T) {
 			m[l.Table] = append(m[l.Table], l)
 		}
 		return m
+	}
+	// The GTID position is BINLOG_GTID_POS of the position (read without
+	// it when nothing was written since: Source.idleGTIDPos).
+	gp := src.QueryStrings(t, fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', %d)", file, pos))
+	if len(gp) != 1 || gp[0][0] == nil || *gp[0][0] == "" {
+		t.Fatalf("BINLOG_GTID_POS: %v", gp)
+	}
+	for _, l := range snap {
+		if l.GTID != *gp[0][0] {
+			t.Fatalf("snapshot gtid %q, BINLOG_GTID_POS %q", l.GTID, *gp[0][0])
+		}
 	}
 	rt, st := byTable(read), byTable(snap)
 	for name, rl := range rt {

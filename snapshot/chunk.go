@@ -298,8 +298,8 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 		r.keyConv.dec.Reset()
 		r.keyConv.cell = r.keyConv.cell[:0]
 		for i, k := range t.PrimaryKey {
-			v, err := r.keyConv.value(&t.Columns[k], ts.cols[k].kind, &cells[i])
-			if err != nil {
+			var v change.Value
+			if err := r.keyConv.value(&v, &t.Columns[k], ts.cols[k].kind, &cells[i]); err != nil {
 				keyErr = fmt.Errorf("incremental snapshot: %s key: %w", qname, err)
 				return keyErr
 			}
@@ -326,7 +326,7 @@ func (r *ChunkReader) bound(c *client.Conn, req ChunkRequest) (*Chunk, *tableSch
 // textBytes: the column's text counts in Chunk.Bytes (numbers, as
 // go-mysql parsed them before selectText, counted 8 bytes each).
 func textBytes(k readKind) bool {
-	return k != readInt && k != readFloat && k != readDouble && k != readIndex
+	return k != readInt && k != readFloat && k != readDouble && k != readIndex && k != readEnumLabel
 }
 
 // snapshotPos reads the open snapshot's position, GTID position and time

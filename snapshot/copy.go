@@ -160,6 +160,9 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		return nil
 	}
 	var cv converter
+	if u, ok := out.(interface{ ChecksUTF8() bool }); ok && u.ChecksUTF8() {
+		cv.lazyUTF8 = true // as pipeline.New does for 'read'
+	}
 	for idx, ti := range tables {
 		name := tableKey(ti.DB, ti.Name)
 		var tc *pipeline.TableCoverage

@@ -48,6 +48,7 @@ const (
 	readIndex                     // ENUM/SET: col+0, decoded as a binlog cell
 	readTimestamp                 // TIMESTAMP text in UTC
 	readUTF8                      // CHAR, VARCHAR, TEXT in a UTF-8 (or ASCII) charset: the text as it is when valid
+	readEnumLabel                 // ENUM whose labels name its members (labelsName): the label, looked up
 )
 
 // tableSchema is a table as the snapshot reads it.
@@ -243,6 +244,9 @@ func buildColumn(f *mysql.Field, sc showColumn, mariadb bool) (tablemap.Column, 
 			if len(labels) > 255 {
 				c.Length = 2
 			}
+			if labelsName(labels, c.Collation) {
+				rc.kind, rc.expr = readEnumLabel, q
+			}
 		case base == "set" || f.Flag&mysql.SET_FLAG != 0:
 			labels, err := parseLabels(sc.typ)
 			if err != nil {
@@ -277,6 +281,27 @@ func buildColumn(f *mysql.Field, sc showColumn, mariadb bool) (tablemap.Column, 
 		rc.kind = readUTF8
 	}
 	return c, rc, nil
+}
+
+// labelsName reports whether an ENUM's members are told apart by the
+// label the server sends for them (the column read as it is, not as
+// col+0, which costs the server an addition and a number's text per
+// row): its charset is UTF-8 or ASCII (the label's bytes are those SHOW
+// COLUMNS gives), and no label is empty or the same bytes as another
+// (the error value, index 0, is sent as ”). Up to 32 members: the
+// converter looks the label up among them in turn.
+func labelsName(labels []string, collation uint32) bool {
+	if !charset.IsUTF8Compatible(collation) || len(labels) > 32 {
+		return false
+	}
+	seen := make(map[string]bool, len(labels))
+	for _, l := range labels {
+		if l == "" || seen[l] {
+			return false
+		}
+		seen[l] = true
+	}
+	return true
 }
 
 // plainText: the column's binlog value is its text when that is valid

@@ -9,7 +9,8 @@
 // binlog_snapshot_file and binlog_snapshot_position status variables: the
 // binlog position the transaction's read view is exactly consistent with
 // (InnoDB and the binlog agree on it without any lock). The GTID position
-// is BINLOG_GTID_POS() of that position.
+// is BINLOG_GTID_POS() of that position, or @@gtid_binlog_pos when nothing
+// was written to the binlog since (see idleGTIDPos).
 //
 // MySQL: it has no such status, so the snapshot is opened under FLUSH
 // TABLES WITH READ LOCK (held only while the transaction starts and the
@@ -148,12 +149,54 @@ func (s *Source) readMariaDBPos() error {
 	if s.Pos.File == "" || s.Pos.Offset < 4 {
 		return errors.New("the server gives no binlog_snapshot_file/binlog_snapshot_position: is log_bin on?")
 	}
+	if g, ok := s.idleGTIDPos(); ok {
+		s.Pos.GTID = g
+		return nil
+	}
 	r, err = s.conn.Execute("SELECT BINLOG_GTID_POS(?, ?)", s.Pos.File, s.Pos.Offset)
 	if err != nil {
 		return err
 	}
 	s.Pos.GTID, _ = r.GetString(0, 0)
 	return nil
+}
+
+// idleGTIDPos gives the GTID position at the snapshot's position without
+// BINLOG_GTID_POS, which reads the binlog file from its start up to the
+// position (on a 142 MB binlog, 0.04-0.06 s of the server's CPU, before
+// the first row): when nothing was written to the binlog since the
+// snapshot's position, the server's @@gtid_binlog_pos is the GTID
+// position there. SHOW MASTER STATUS reads the binlog's write position
+// under the binlog's lock, under which the server also adds each GTID to
+// that state as it writes it: the snapshot's position before and after
+// reading @@gtid_binlog_pos means that no write came in between, and none
+// since the snapshot. Only for one domain: with several,
+// BINLOG_GTID_POS lists them in another order (the same position, but the
+// rows' "gtid" would change). ok is false when it cannot tell (a write
+// came, several domains, no GTID yet, no privilege for SHOW MASTER
+// STATUS): then BINLOG_GTID_POS gives it.
+func (s *Source) idleGTIDPos() (gtid string, ok bool) {
+	atSnapshot := func() bool {
+		r, err := s.conn.Execute("SHOW MASTER STATUS")
+		if err != nil || len(r.Values) == 0 {
+			return false
+		}
+		f, _ := r.GetString(0, 0)
+		o, err := r.GetUint(0, 1)
+		return err == nil && baseName(f) == s.Pos.File && o == s.Pos.Offset
+	}
+	if !atSnapshot() {
+		return "", false
+	}
+	r, err := s.conn.Execute("SELECT @@GLOBAL.gtid_binlog_pos")
+	if err != nil || len(r.Values) == 0 {
+		return "", false
+	}
+	g, _ := r.GetString(0, 0)
+	if g == "" || strings.ContainsAny(g, ", \n") || !atSnapshot() {
+		return "", false
+	}
+	return g, true
 }
 
 func (s *Source) beginMySQL() error {

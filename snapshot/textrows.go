@@ -26,6 +26,9 @@ var errRowsTaken = errors.New("snapshot: result rows read by selectText")
 // go-mysql sends the query and reads the column definitions; the rows
 // and the result's end are read here.
 func selectText(c *client.Conn, q string, ncols int, fn func([]textCell) error) error {
+	if ok, err := wireSelect(c, q, ncols, fn); ok { // wire.go
+		return err
+	}
 	var result mysql.Result
 	var rowsErr error
 	err := c.ExecuteSelectStreaming(q, &result, func([]mysql.FieldValue) error {
@@ -34,7 +37,8 @@ func selectText(c *client.Conn, q string, ncols int, fn func([]textCell) error) 
 		if len(r.Fields) != ncols {
 			rowsErr = fmt.Errorf("the query returned %d columns, not %d", len(r.Fields), ncols)
 		} else {
-			rowsErr = readTextRows(c, ncols, fn)
+			var pb packetBuf
+			rowsErr = readTextRows(func() ([]byte, error) { return pb.read(c) }, c, ncols, fn)
 		}
 		return errRowsTaken
 	})
@@ -49,11 +53,10 @@ func selectText(c *client.Conn, q string, ncols int, fn func([]textCell) error) 
 
 // readTextRows reads row packets up to the result's end (an EOF packet,
 // or the OK packet that replaces it with CLIENT_DEPRECATE_EOF).
-func readTextRows(c *client.Conn, ncols int, fn func([]textCell) error) error {
-	var pb packetBuf
+func readTextRows(next func() ([]byte, error), c *client.Conn, ncols int, fn func([]textCell) error) error {
 	cells := make([]textCell, ncols)
 	for {
-		data, err := pb.read(c)
+		data, err := next()
 		if err != nil {
 			return err
 		}
@@ -67,7 +70,7 @@ func readTextRows(c *client.Conn, ncols int, fn func([]textCell) error) error {
 			// its packet is longer.
 			return nil
 		case data[0] == mysql.ERR_HEADER:
-			return c.HandleErrorPacket(data)
+			return c.HandleErrorPacket(append([]byte(nil), data...))
 		}
 		if err := parseTextRow(data, cells); err != nil {
 			return err

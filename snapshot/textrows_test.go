@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/sink/jsonl"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -105,10 +106,26 @@ func TestUTF8TextAsCell(t *testing.T) {
 		}
 		for _, text := range []string{"", "plain", "café \"naïve\" Zürich", "\xff\xfe bad", "a\x00b"} {
 			var fast, slow converter
-			fv, ferr := fast.value(col, readUTF8, &textCell{b: []byte(text)})
-			sv, serr := slow.value(col, readCell, &textCell{b: []byte(text)})
+			var fv, sv, lv change.Value
+			ferr := fast.value(&fv, col, readUTF8, &textCell{b: []byte(text)})
+			serr := slow.value(&sv, col, readCell, &textCell{b: []byte(text)})
 			if (ferr != nil) != (serr != nil) || fv.Kind() != sv.Kind() || !bytes.Equal(fv.Bytes(), sv.Bytes()) || fv.Kind() != change.String {
 				t.Fatalf("%s %q: readUTF8 gives %v %q (%v), the cell %v %q (%v)", col.Name, text, fv.Kind(), fv.Bytes(), ferr, sv.Kind(), sv.Bytes(), serr)
+			}
+			// Unchecked (for sink/jsonl), the JSON is the cell's.
+			lazy := converter{lazyUTF8: true}
+			if err := lazy.value(&lv, col, readUTF8, &textCell{b: []byte(text)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := lv.UncheckedUTF8(); !ok {
+				t.Fatalf("%s %q: lazy readUTF8 gives %v, not unchecked text", col.Name, text, lv.Kind())
+			}
+			tbl := &tablemap.Table{DB: "d", Name: "t", Columns: []tablemap.Column{*col}}
+			var enc jsonl.Encoder
+			lj := enc.AppendChange(nil, &change.Change{Op: change.Snapshot, Table: tbl, After: change.Row{lv}})
+			sj := enc.AppendChange(nil, &change.Change{Op: change.Snapshot, Table: tbl, After: change.Row{sv}})
+			if !bytes.Equal(lj, sj) {
+				t.Fatalf("%s %q: unchecked text encodes as %s, the cell as %s", col.Name, text, lj, sj)
 			}
 		}
 	}

@@ -24,6 +24,10 @@ type encoder struct {
 	tsText []byte
 	file   string
 	fileJS []byte
+	// The last "pos.offset" with the keys around it: the rows of one
+	// rows event, and all of a snapshot's, share it.
+	offset   uint64
+	offsetJS []byte // `,"offset":N,"row":`
 }
 
 type tableKeys struct {
@@ -94,9 +98,11 @@ func (e *encoder) appendChange(b []byte, c *change.Change) []byte {
 		e.fileJS = appendString(e.fileJS[:0], c.Pos.File)
 	}
 	b = append(b, e.fileJS...)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendUint(b, c.Pos.Offset, 10)
-	b = append(b, `,"row":`...)
+	if c.Pos.Offset != e.offset || e.offsetJS == nil {
+		e.offset = c.Pos.Offset
+		e.offsetJS = append(strconv.AppendUint(append(e.offsetJS[:0], `,"offset":`...), c.Pos.Offset, 10), `,"row":`...)
+	}
+	b = append(b, e.offsetJS...)
 	b = strconv.AppendInt(b, int64(c.RowIndex), 10)
 	b = append(b, '}')
 	if c.GTID != "" {
