@@ -231,6 +231,12 @@ func TestSnapshotCommandResume(t *testing.T) {
 	if _, errOut, code := runCLI(t, []string{"BINLOGCDC_TEST_SNAPSHOT_KILL=30.5"}, args...); code != -1 {
 		t.Fatalf("snapshot: exit %d, not killed:\n%s", code, errOut)
 	}
+	// A write between the two runs, whatever the workload's pace: the
+	// resumed parts are then read at a later position than the first, a
+	// window the stream must reconcile. (Without it, a snapshot faster
+	// than the workload could resume with nothing written in between:
+	// no window, and nothing to reconcile.)
+	src.Exec(t, "INSERT INTO rp.big VALUES (-7, 'between the runs', 1)")
 	_, errOut, code := runCLI(t, nil, args...)
 	if code != 0 || !strings.Contains(errOut, "continuing the interrupted snapshot") {
 		t.Fatalf("snapshot again: exit %d:\n%s", code, errOut)
