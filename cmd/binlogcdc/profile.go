@@ -25,6 +25,20 @@ func addProfileFlags(f *pflag.FlagSet, cpu, mem *string) {
 	f.MarkHidden("memprofile")
 }
 
+// profiled runs run with the profiles asked for (startProfile); an error
+// writing them is returned when run succeeded.
+func profiled(cpu, mem string, run func() error) error {
+	stop, err := startProfile(cpu, mem)
+	if err != nil {
+		return err
+	}
+	err = run()
+	if perr := stop(); perr != nil && err == nil {
+		err = perr
+	}
+	return err
+}
+
 // startProfile starts CPU profiling into cpu (if set); the returned stop
 // ends it and writes the heap profile into mem (if set).
 func startProfile(cpu, mem string) (stop func() error, err error) {

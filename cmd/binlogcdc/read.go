@@ -78,14 +78,7 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if perr := stopProfile(); perr != nil && err == nil {
-			err = perr
-		}
-	}()
-	return binlogcdc.Read(ctx, o, files, stdout, stderr)
+	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
+		return binlogcdc.Read(ctx, o, files, stdout, stderr)
+	})
 }

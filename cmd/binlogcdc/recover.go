@@ -60,13 +60,7 @@ func runRecoverArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
-	if err != nil {
-		return err
-	}
-	err = binlogcdc.Recover(ctx, o, files, stdout, stderr)
-	if perr := stopProfile(); perr != nil && err == nil {
-		err = perr
-	}
-	return err
+	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
+		return binlogcdc.Recover(ctx, o, files, stdout, stderr)
+	})
 }

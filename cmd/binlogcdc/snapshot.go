@@ -69,13 +69,7 @@ func runSnapshotArgs(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := o.CheckSnapshotFlags(f); err != nil {
 		return err
 	}
-	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
-	if err != nil {
-		return err
-	}
-	err = runStream(ctx, o, stdout, stderr, sig)
-	if perr := stopProfile(); perr != nil && err == nil {
-		err = perr
-	}
-	return err
+	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
+		return runStream(ctx, o, stdout, stderr, sig)
+	})
 }

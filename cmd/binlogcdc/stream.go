@@ -62,15 +62,9 @@ func runStreamArgs(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := o.CheckFlags(f); err != nil {
 		return err
 	}
-	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
-	if err != nil {
-		return err
-	}
-	err = runStream(ctx, o, stdout, stderr, sig)
-	if perr := stopProfile(); perr != nil && err == nil {
-		err = perr
-	}
-	return err
+	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
+		return runStream(ctx, o, stdout, stderr, sig)
+	})
 }
 
 // runStream runs the stream; SIGINT/SIGTERM stop it gracefully (exit 0),
