@@ -95,23 +95,15 @@ func (s *Sink) flush(upto int) error {
 	if err := s.sync(); err != nil { // background.go
 		return err
 	}
-	if err := s.begin(); err != nil {
-		return err
-	}
 	done := min(upto, s.curStart)
-	if err := s.execOps(s.pend[:done], &s.group.stats); err != nil {
-		return err
-	}
+	savepoint := upto > done && !s.curExecuted
 	if upto > done {
-		if !s.curExecuted {
-			if err := s.plain("SAVEPOINT binlogcdc_tx"); err != nil {
-				return fmt.Errorf("target: %w", err)
-			}
-			s.curExecuted = true
-		}
-		if err := s.execOps(s.pend[done:upto], &s.cur); err != nil {
-			return err
-		}
+		// (Set before: a failure here fails the sink, which looks at
+		// it no more.)
+		s.curExecuted = true
+	}
+	if err := s.execTx(s.pend[:upto], done, savepoint, &s.group.stats, &s.cur); err != nil {
+		return err
 	}
 	for i := range upto {
 		s.pendBytes -= opMem(&s.pend[i])
@@ -121,6 +113,29 @@ func (s *Sink) flush(upto int) error {
 	s.pend = s.pend[:n]
 	s.curStart = max(0, s.curStart-upto)
 	return nil
+}
+
+// execTx executes ops in the target transaction (begun if need be):
+// ops[:done] of committed source transactions, counted in st, then
+// ops[done:] of the open one, counted in cur, after a SAVEPOINT that
+// Rollback can go back to when savepoint is set. flush's work, and a
+// background part's (applyPart).
+func (s *Sink) execTx(ops []op, done int, savepoint bool, st, cur *Stats) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if err := s.execOps(ops[:done], st); err != nil {
+		return err
+	}
+	if done == len(ops) {
+		return nil
+	}
+	if savepoint {
+		if err := s.plain("SAVEPOINT binlogcdc_tx"); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
+	return s.execOps(ops[done:], cur)
 }
 
 // execOpsOneByOne executes changes in order, one statement per round

@@ -1,8 +1,6 @@
 package mysqlsink
 
 import (
-	"fmt"
-
 	"github.com/binlogcdc/binlogcdc/change"
 )
 
@@ -103,15 +101,15 @@ func (s *Sink) background() {
 	defer close(s.bgExit)
 	for j := range s.bgJobs {
 		if s.failed == nil {
-			apply := func() error {
-				j.grp.stats.add(&s.carry.st)
-				j.grp.stats.add(&s.carry.cur)
-				return s.applyGroup(j.ops, &j.grp)
-			}
+			var err error
 			if j.partial {
-				apply = func() error { return s.applyPart(&j) }
+				err = s.applyPart(&j)
+			} else {
+				j.grp.stats.add(&s.carry.st) // its parts' counts
+				j.grp.stats.add(&s.carry.cur)
+				err = s.applyGroup(j.ops, &j.grp)
 			}
-			if err := apply(); err != nil {
+			if err != nil {
 				s.abort(err)
 				s.reported = false // the caller has not seen it yet
 				if s.onFailure != nil {
@@ -154,21 +152,7 @@ func (s *Sink) applyPart(j *bgJob) error {
 		c.st.add(&c.cur)
 		c.tx = j.tx
 	}
-	if err := s.begin(); err != nil {
-		return err
-	}
-	if err := s.execOps(j.ops[:j.done], &c.st); err != nil {
-		return err
-	}
-	if j.done == len(j.ops) {
-		return nil
-	}
-	if j.savepoint {
-		if err := s.plain("SAVEPOINT binlogcdc_tx"); err != nil {
-			return fmt.Errorf("target: %w", err)
-		}
-	}
-	return s.execOps(j.ops[j.done:], &c.cur)
+	return s.execTx(j.ops, j.done, j.savepoint, &c.st, &c.cur) // apply.go
 }
 
 // flushBackground is flush(len(s.pend)) on the background goroutine:
