@@ -117,13 +117,14 @@ func (s *Sink) background() {
 				}
 			}
 		}
-		clear(j.ops)
 		if s.failed != nil || s.history != nil {
 			// A failure or a history row may hold on to values of
 			// the group's rows: its blocks are not reused.
 			j.blocks = copierBlocks{}
 		}
-		s.bgDone <- bgJob{ops: j.ops[:0], blocks: j.blocks}
+		// The caller clears the buffer (done): not here, between this
+		// group's COMMIT and the next group's first statement.
+		s.bgDone <- bgJob{ops: j.ops, blocks: j.blocks}
 	}
 }
 
@@ -251,7 +252,8 @@ func (s *Sink) poll() bool {
 // applied: the group's buffer for the next one, and its rows' blocks.
 func (s *Sink) done(j bgJob) {
 	if len(s.spares) < cap(s.spares) {
-		s.spares = append(s.spares, j.ops)
+		clear(j.ops) // no reference to the group's rows stays
+		s.spares = append(s.spares, j.ops[:0])
 	}
 	s.copier.reuse(j.blocks)
 	s.bgBusy--

@@ -58,6 +58,10 @@ func (s *Sink) deletable(o *op) bool {
 // A target whose key column differs in type so keeps one DELETE per row.
 func (s *Sink) keyTypeSafe(o *op) bool {
 	p, t := o.plan, o.c.Table
+	if p.deleteKey == 0 && s.pipeSent > 0 {
+		s.pipeAsk = true // not now (buildPipeline): results are pending
+		return false
+	}
 	if p.deleteKey == 0 {
 		p.deleteKey = -1
 		k := o.key.Cols[0]
@@ -96,6 +100,10 @@ var (
 // checkTable says (asked once per plan).
 func (s *Sink) batchSafe(o *op) bool {
 	p, t := o.plan, o.c.Table
+	if p.upsert == 0 && s.pipeSent > 0 {
+		s.pipeAsk = true // not now (buildPipeline): results are pending
+		return false
+	}
 	if p.upsert == 0 {
 		ok, known := checkTable(s.conn, t.DB, t.Name, t.PKNames) // parallel_catalog.go
 		if !known {

@@ -80,6 +80,9 @@ type Sink struct {
 
 	// Pipelining (pipeline.go).
 	pipe         []byte      // SAVEPOINT and COM_STMT_EXECUTE packets to send
+	pipeSent     int         // pipe[:pipeSent] was sent already (sendPipe)
+	pipeNQ       int         // the queued checkpoint UPDATE was sent before it (1) or not (0)
+	pipeAsk      bool        // a statement of the pipeline needs the target's catalog first (batchSafe)
 	load         []byte      // the rows of a LOAD DATA LOCAL (bulk.go)
 	bulkLines    atomic.Bool // bulkOK, for the caller: format inserts' lines as they are queued
 	lineSlab     []byte      // the caller's: room for the next lines

@@ -51,6 +51,12 @@ func (c *stmtCache) get(conn *client.Conn, sql []byte) (*client.Stmt, error) {
 	return st, nil
 }
 
+// has reports whether sql is prepared already (get needs no round trip).
+func (c *stmtCache) has(sql []byte) bool {
+	_, ok := c.m[string(sql)]
+	return ok
+}
+
 // clear closes every cached statement.
 func (c *stmtCache) clear() {
 	for e := c.lru.Front(); e != nil; e = e.Next() {
