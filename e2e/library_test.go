@@ -115,8 +115,11 @@ func run(dsn, cp, out string) error {
 `
 
 // buildLibApp writes libApp into a module of its own that requires this
-// one through a replace directive, and builds it (offline: the module
-// cache already holds every dependency).
+// one through a replace directive, and builds it. The go command may
+// fetch the go.mod files of this module's dependencies that its own
+// build did not need (a new module loads the whole graph): on a fresh
+// machine's module cache, they were not there, and with GOPROXY=off the
+// build failed (davecgh/go-spew's, required by cockroachdb/errors).
 func buildLibApp(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -137,7 +140,7 @@ func buildLibApp(t *testing.T) string {
 	bin := filepath.Join(dir, "cdcapp")
 	cmd := exec.Command(goTool(), "build", "-o", bin, ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building a program on the library: %v\n%s", err, out)
 	}
