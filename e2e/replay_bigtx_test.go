@@ -14,7 +14,8 @@ import (
 // decoded (sink/mysql/background.go, flushBackground), with up to two
 // jobs in flight. Replayed serially and with --parallel 2, the target
 // ends equal to the source (rows as HEX, CHECKSUM TABLE) and the counts
-// reported are exact. A conflict in the middle of such a transaction,
+// reported are exact, also when one-row transactions on the rows of the
+// large ones follow, on both workers. A conflict in the middle of such a transaction,
 // after parts of it were executed, ends the run as one statement at a
 // time would: named, nothing of the group committed, the checkpoint
 // before it; a rerun once it is fixed ends equal to the source.
@@ -28,9 +29,16 @@ func TestReplayLargeTransactions(t *testing.T) {
 	sql.WriteString("BEGIN;\nINSERT INTO bt.t VALUES (40001, 1, 'between');\nCOMMIT;\n")
 	sql.WriteString("BEGIN;\nUPDATE bt.t SET v = v + 1, s = CONCAT('!', s) WHERE id <= 30000;\nCOMMIT;\n")
 	sql.WriteString("BEGIN;\nDELETE FROM bt.t WHERE id % 3 = 0;\nCOMMIT;\n")
+	// One-row transactions on rows the large ones changed, which
+	// --parallel 2 spreads over both workers: the other worker's must
+	// wait until worker 0 has committed the large transactions (else
+	// they wait for its row locks, which it holds until its commit).
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&sql, "UPDATE bt.t SET v = v * 2 WHERE id = %d;\nINSERT INTO bt.t VALUES (%d, 3, 'again');\n", 3*i+1, 3*i)
+	}
 	sql.WriteString("BEGIN;\nINSERT INTO bt.t VALUES (50000, 2, 'last');\nCOMMIT;\n")
 	rpMysql(t, src, []byte(sql.String()))
-	deleted := stVal(t, src, "SELECT 40001 + 1 - COUNT(*) FROM bt.t")
+	deleted := stVal(t, src, "SELECT 40001 + 40 + 1 - COUNT(*) FROM bt.t")
 
 	for _, mode := range [][]string{nil, {"--parallel", "2"}} {
 		t.Run("replay"+strings.Join(mode, ""), func(t *testing.T) {
@@ -38,7 +46,7 @@ func TestReplayLargeTransactions(t *testing.T) {
 			args := append([]string{"read", src.BinlogIndex(), "--to", dst.DSN() + "/"}, mode...)
 			_, errOut := rpRun(t, 0, args...)
 			rpCompare(t, src, dst, "after the replay")
-			want := fmt.Sprintf("`bt`.`t`: 40002 inserted, 30000 updated, %s deleted, conflicts: 0 skipped, 0 overwritten", deleted)
+			want := fmt.Sprintf("`bt`.`t`: 40042 inserted, 30040 updated, %s deleted, conflicts: 0 skipped, 0 overwritten", deleted)
 			if !strings.Contains(errOut, want) {
 				t.Errorf("the counts are not %q:\n%s", want, errOut)
 			}
@@ -88,4 +96,37 @@ func TestReplayLargeTransactions(t *testing.T) {
 		rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/")
 		rpCompare(t, src, dst, "after the rerun")
 	})
+}
+
+// TestReplayParallelAfterLargeTransaction: with --parallel, a transaction
+// too large to queue is applied by worker 0 as it is read, and committed
+// on the target with worker 0's group, not at once. One of 2,000 rows
+// (fewer than a group's) leaves that group open; the one-row transactions
+// after it, on its rows, go to both workers, twice each. Worker 1 must
+// not start on them before worker 0 has committed the large one: it
+// would wait for its row locks while the coordinator waits for worker 1
+// (the same rows again, on worker 0), until the lock wait timeout (2 s
+// here) ends the replay. The replay ends equal to the source.
+func TestReplayParallelAfterLargeTransaction(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	var sql strings.Builder
+	sql.WriteString("CREATE DATABASE bu;\nCREATE TABLE bu.t (id INT PRIMARY KEY, v INT);\n")
+	sql.WriteString("BEGIN;\nINSERT INTO bu.t SELECT seq, 0 FROM bu.seq_1_to_2000;\nCOMMIT;\n")
+	// Integer keys are partitioned in blocks of 256.
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&sql, "UPDATE bu.t SET v = v + %d WHERE id = %d;\n", i, 50*i)
+	}
+	// Two rows each: keys on both workers, so some go to worker 0 (by
+	// their position), which then waits for worker 1's earlier ones.
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&sql, "UPDATE bu.t SET v = v + 1 WHERE id IN (%d, %d);\n", 50*i, 50*(41-i))
+	}
+	rpMysql(t, src, []byte(sql.String()))
+	dst := testserver.Start(t, testserver.Options{})
+	dst.Exec(t, "SET GLOBAL innodb_lock_wait_timeout = 2")
+	_, errOut := rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--parallel", "2")
+	rpCompare(t, src, dst, "after the replay")
+	if want := "`bu`.`t`: 2000 inserted, 120 updated"; !strings.Contains(errOut, want) {
+		t.Errorf("the counts are not %q:\n%s", want, errOut)
+	}
 }

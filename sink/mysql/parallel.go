@@ -34,7 +34,14 @@ package mysqlsink
 // (safeTable: triggers, foreign keys either way, a unique key besides the
 // primary key, system versioning, a primary key other than the
 // binlog's). Barriers depend on the target's catalog; the assignment
-// never does.
+// never does. A transaction too large to queue, which worker 0 applies
+// as it is read, needs less: the other workers commit before it starts,
+// worker 0 applies it after what it was given before (in order, on one
+// connection, committed or not), and it commits with worker 0's group,
+// before another worker is given anything (open0). So its last part
+// and COMMIT overlap with the decoding of what follows: with 50,000-row
+// transactions the target's connection waited 0.55-0.66 s of a 5 s
+// replay for binlogcdc, against 0.76-0.83 s committing each at once.
 //
 // Exactly once. Worker w's checkpoint cp[w] means: every transaction
 // assigned to w that ends at or before cp[w] is applied, and none after
@@ -108,6 +115,8 @@ type Parallel struct {
 	keys      []uint64
 	unsafe    bool // touches an unsafe table: a barrier
 	streaming bool // too large: its changes go to worker 0 as they come
+	open0     bool // such a transaction ended, and worker 0 has not committed it yet
+	others    bool // a worker other than 0 was given transactions since the last drain
 	skip      bool // applied before the restart: dropped
 	first     change.Position
 
@@ -321,6 +330,20 @@ func (p *Parallel) wait(k int) error {
 	ack := make(chan error, 1)
 	p.dispatch(p.w[k], true, ack)
 	p.inflight[k].reset()
+	if k == 0 {
+		p.open0 = false
+	}
+	return <-ack
+}
+
+// sync0 waits until worker 0 has applied all it was given, committed or
+// not: its goroutine then leaves its Sink to the caller's direct calls
+// (a large transaction, streaming).
+func (p *Parallel) sync0() error {
+	w := p.w[0]
+	ack := make(chan error, 1)
+	w.jobs <- job{items: w.pend, ack: ack}
+	w.pend, w.pendRows = nil, 0
 	return <-ack
 }
 
@@ -330,6 +353,7 @@ func (p *Parallel) drain() error {
 	for k := range p.inflight {
 		p.inflight[k].reset()
 	}
+	p.open0, p.others = false, false
 	acks := make([]chan error, len(p.w))
 	for k, w := range p.w {
 		acks[k] = make(chan error, 1)
@@ -383,7 +407,13 @@ func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
 			p.buf, p.bufBytes = nil, 0
 			return nil
 		}
-		if err := p.drain(); err != nil {
+		// Whatever another worker was given commits first; worker 0
+		// applies in order what it was given before, committed or not.
+		if p.others {
+			if err := p.drain(); err != nil {
+				return err
+			}
+		} else if err := p.sync0(); err != nil {
 			return err
 		}
 		p.streaming = true
@@ -429,7 +459,12 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 			return p.check(err)
 		}
 		w.sent = tx
-		return p.check(w.s.flushGroup())
+		// Committed on the target when worker 0's group is, not now:
+		// before another worker is given anything (open0), so that a
+		// large transaction's last part and COMMIT overlap with the
+		// decoding of the next one.
+		p.open0 = true
+		return nil
 	case len(p.buf) == 0:
 		return nil
 	}
@@ -443,6 +478,16 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 		return nil
 	}
 	if !barrier {
+		if k != 0 {
+			// A large transaction worker 0 applied may have touched
+			// these rows: it commits first.
+			if p.open0 {
+				if err := p.wait(0); err != nil {
+					return err
+				}
+			}
+			p.others = true
+		}
 		// An earlier transaction on another worker that touched one of
 		// these rows commits first.
 		for i := range p.inflight {
