@@ -196,3 +196,36 @@ func TestReplayParallelFlags(t *testing.T) {
 		t.Errorf("stream --parallel: exit %d, stderr %q; want exit 2 (an unknown flag)", code, errText)
 	}
 }
+
+// TestReplayParallelManyKeys: a worker that was given more keys than the
+// coordinator tracks per worker (262,144) is asked to commit without the
+// coordinator waiting for it (sink/mysql/parallel.go, flushAsync); a
+// later transaction on another worker that touches one of those keys
+// waits for that commit. 600 transactions of 1000 inserts (spread over
+// both workers by their position; each worker passes the bound after
+// about 525 of them) with, every 5 after the 500th, one-row updates of
+// rows inserted just before (on their key's worker): the replay ends
+// equal to the source, with every update applied.
+func TestReplayParallelManyKeys(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	var sql strings.Builder
+	sql.WriteString("CREATE DATABASE pk;\nCREATE TABLE pk.t (id INT PRIMARY KEY, v INT NOT NULL);\n")
+	updates := 0
+	for tx := 0; tx < 600; tx++ {
+		lo := tx*1000 + 1
+		fmt.Fprintf(&sql, "INSERT INTO pk.t SELECT seq, 0 FROM pk.seq_%d_to_%d;\n", lo, lo+999)
+		if tx >= 500 && tx%5 == 4 {
+			for j := 0; j < 6; j++ {
+				fmt.Fprintf(&sql, "UPDATE pk.t SET v = v + %d WHERE id = %d;\n", j+1, (tx-j%3)*1000+1+150*j)
+				updates++
+			}
+		}
+	}
+	rpMysql(t, src, []byte(sql.String()))
+	dst := testserver.Start(t, testserver.Options{})
+	_, errOut := rpRun(t, 0, "read", src.BinlogIndex(), "--to", dst.DSN()+"/", "--parallel", "2")
+	rpCompare(t, src, dst, "after the replay")
+	if want := fmt.Sprintf("`pk`.`t`: 600000 inserted, %d updated", updates); !strings.Contains(errOut, want) {
+		t.Errorf("the counts are not %q:\n%s", want, errOut)
+	}
+}

@@ -84,7 +84,7 @@ const (
 	parallelMaxRows  = 1000
 	parallelMaxBytes = 4 << 20
 	workerQueue      = 32      // transactions queued per worker
-	maxInflightKeys  = 1 << 18 // keys tracked per worker before it must commit
+	maxInflightKeys  = 1 << 18 // keys tracked per worker before it must commit (twice that while it does: flushAsync)
 	batchRows        = 512     // rows handed to a worker at once, about
 	batchTxs         = 128     // transactions handed to a worker at once, at most
 )
@@ -96,8 +96,10 @@ type Parallel struct {
 	opts Options
 	w    []*worker
 	// inflight[k] holds the keys of what worker k was given since it
-	// last committed on our request (wait).
+	// last committed on our request (wait); flushing[k], those of a
+	// commit asked of it and not waited for (flushAsync).
 	inflight []keySet
+	flushing []pendingFlush
 	cat      *client.Conn             // catalog queries (safeTable)
 	safe     map[string]bool          // safeTable's answers, by `db`.`table`
 	safeMap  map[*tablemap.Table]bool // ... and by TABLE_MAP (no name to build per change)
@@ -139,6 +141,13 @@ type worker struct {
 	pendRows int
 	histSent uint64 // the generation of the schema history it was handed last (0: none)
 	err      error  // owned by the worker goroutine
+}
+
+// pendingFlush is a commit asked of a worker and not waited for: the
+// keys it covers, and its result.
+type pendingFlush struct {
+	keys keySet
+	ack  chan error // nil: none in flight
 }
 
 // job is what a worker is handed at once: source transactions, then
@@ -333,7 +342,63 @@ func (p *Parallel) wait(k int) error {
 	if k == 0 {
 		p.open0 = false
 	}
-	return <-ack
+	err := <-ack
+	// A commit asked before (flushAsync) was done before this one.
+	p.flushing[k].ack = nil
+	p.flushing[k].keys.reset()
+	return err
+}
+
+// flushAsync has worker k commit all it was given, without waiting for
+// it: its keys move to flushing[k], which a later transaction touching
+// one of them waits for (settle), as it would for inflight[k]. One such
+// commit per worker at a time: an earlier one is waited for first.
+// (Waiting for each, the coordinator decoded nothing for 70-260 ms while
+// the worker applied its queue: 0.4 s of a 4 s replay of 1000-row
+// transactions with --parallel 2.)
+func (p *Parallel) flushAsync(k int) error {
+	if err := p.settle(k); err != nil {
+		return err
+	}
+	ack := make(chan error, 1)
+	p.dispatch(p.w[k], true, ack)
+	fl := &p.flushing[k]
+	fl.keys, p.inflight[k] = p.inflight[k], fl.keys
+	p.inflight[k].reset()
+	fl.ack = ack
+	return nil
+}
+
+// settle waits for the commit flushAsync asked of worker k, if any.
+func (p *Parallel) settle(k int) error {
+	fl := &p.flushing[k]
+	if fl.ack == nil {
+		return nil
+	}
+	err := <-fl.ack
+	fl.ack = nil
+	fl.keys.reset()
+	return err
+}
+
+// waitFor has worker i commit first when it was given one of keys and
+// has not committed it.
+func (p *Parallel) waitFor(i int, keys []uint64) error {
+	set, fl := &p.inflight[i], &p.flushing[i]
+	if set.len() == 0 && fl.ack == nil {
+		return nil
+	}
+	for _, h := range keys {
+		if set.has(h) {
+			return p.wait(i) // after the commit in flight, if any
+		}
+		if fl.ack != nil && fl.keys.has(h) {
+			if err := p.settle(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // sync0 waits until worker 0 has applied all it was given, committed or
@@ -364,6 +429,10 @@ func (p *Parallel) drain() error {
 		if err := <-a; err != nil && first == nil {
 			first = err
 		}
+	}
+	for k := range p.flushing {
+		p.flushing[k].ack = nil // done before the drain's commit
+		p.flushing[k].keys.reset()
 	}
 	return first
 }
@@ -491,17 +560,11 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 		// An earlier transaction on another worker that touched one of
 		// these rows commits first.
 		for i := range p.inflight {
-			set := &p.inflight[i]
-			if i == k || set.len() == 0 {
+			if i == k {
 				continue
 			}
-			for _, h := range p.keys {
-				if set.has(h) {
-					if err := p.wait(i); err != nil {
-						return err
-					}
-					break
-				}
+			if err := p.waitFor(i, p.keys); err != nil {
+				return err
 			}
 		}
 		set := &p.inflight[k]
@@ -510,7 +573,7 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 		}
 		p.queue(p.w[k], p.buf, &tx)
 		if set.len() > maxInflightKeys {
-			return p.wait(k)
+			return p.flushAsync(k)
 		}
 		return nil
 	}

@@ -63,6 +63,7 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 		p.w = append(p.w, w)
 		p.cp = append(p.cp, s.cp.Next)
 		p.inflight = append(p.inflight, keySet{})
+		p.flushing = append(p.flushing, pendingFlush{})
 	}
 	if err := p.reconcile(stale, existed); err != nil {
 		for k := 1; k < n; k++ {
