@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -17,9 +18,12 @@ import (
 func processGone(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		// A missing entry means gone; any other error (no /proc) cannot
-		// tell, so report "running" and let the caller's deadline decide.
-		return errors.Is(err, fs.ErrNotExist)
+		// A missing entry means gone, and so does ESRCH: the entry was
+		// opened as the process was being reaped (our cmd.Wait), and the
+		// read found no process (TestKillRestart failed so once in CI).
+		// Any other error (no /proc) cannot tell, so report "running"
+		// and let the caller's deadline decide.
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 	}
 	return procStatGone(b)
 }
