@@ -1,8 +1,6 @@
 package mysqlsink
 
-import (
-	"github.com/binlogcdc/binlogcdc/change"
-)
+import "github.com/binlogcdc/binlogcdc/change"
 
 // Applying in the background (Background). Without it, decoding and
 // applying take turns: while the target inserts a group's rows binlogcdc
@@ -171,11 +169,17 @@ func (s *Sink) flushBackground() error {
 		j.savepoint = !s.curExecuted
 		s.curExecuted = true
 	}
+	s.hand(j)
+	return nil
+}
+
+// hand gives the goroutine the job j, made of s.pend, and starts a new
+// pend buffer (flushBackground, commitBackground).
+func (s *Sink) hand(j bgJob) {
 	s.pend = s.takeSpare()
 	s.pendBytes, s.curStart = 0, 0
 	s.bgBusy++
 	s.bgJobs <- j
-	return nil
 }
 
 // commitBackground hands the group, all of it committed source
@@ -190,11 +194,8 @@ func (s *Sink) commitBackground() error {
 	}
 	j := bgJob{ops: s.pend, grp: s.group, blocks: s.copier.handOver()}
 	s.handed = *s.group.end
-	s.pend = s.takeSpare()
-	s.pendBytes, s.curStart = 0, 0
 	s.group = group{}
-	s.bgBusy++
-	s.bgJobs <- j
+	s.hand(j)
 	return nil
 }
 

@@ -58,8 +58,7 @@ func (s *Sink) deletable(o *op) bool {
 // A target whose key column differs in type so keeps one DELETE per row.
 func (s *Sink) keyTypeSafe(o *op) bool {
 	p, t := o.plan, o.c.Table
-	if p.deleteKey == 0 && s.pipeSent > 0 {
-		s.pipeAsk = true // not now (buildPipeline): results are pending
+	if p.deleteKey == 0 && s.askLater() {
 		return false
 	}
 	if p.deleteKey == 0 {
@@ -100,8 +99,7 @@ var (
 // checkTable says (asked once per plan).
 func (s *Sink) batchSafe(o *op) bool {
 	p, t := o.plan, o.c.Table
-	if p.upsert == 0 && s.pipeSent > 0 {
-		s.pipeAsk = true // not now (buildPipeline): results are pending
+	if p.upsert == 0 && s.askLater() {
 		return false
 	}
 	if p.upsert == 0 {

@@ -141,7 +141,7 @@ func (s *Sink) buildPipeline(ops []op, stream bool) (stmts []pipeStmt, n int, er
 	// prepared.
 	s.pipe = appendPacket(s.pipe[:0], mysql.COM_QUERY, []byte("SAVEPOINT binlogcdc_pipe"))
 	s.pipeStmts = s.pipeStmts[:0]
-	s.pipeSent, s.pipeNQ = 0, 0
+	s.pipeSent, s.pipeNQ, s.pipeAsk = 0, 0, false
 loop:
 	for n < len(ops) && len(s.pipeStmts) < maxPipeline && len(s.pipe) < maxPipelineBytes {
 		o := &ops[n]
@@ -176,7 +176,6 @@ loop:
 				s.b.InsertTuple(o.cols, ops[i].c.After)
 			}
 		case change.Update:
-			s.pipeAsk = false
 			if k = s.upsertChunk(ops[n:]); s.pipeAsk {
 				break loop // a round trip first, in the next pipeline
 			} else if k > 0 { // upsert.go
@@ -186,7 +185,6 @@ loop:
 				s.b.Update(o.c.Table, o.cols, o.c.After, o.key, o.c.Before)
 			}
 		case change.Delete:
-			s.pipeAsk = false
 			if k = s.deleteChunk(ops[n:]); s.pipeAsk {
 				break loop // a round trip first, in the next pipeline
 			} else if k > 0 { // delete.go
@@ -241,6 +239,17 @@ loop:
 		}
 	}
 	return s.pipeStmts, n, nil
+}
+
+// askLater reports whether a question to the target's catalog must wait
+// because statements were sent whose results are pending (buildPipeline
+// then ends the pipeline before the statement that needs it: pipeAsk).
+func (s *Sink) askLater() bool {
+	if s.pipeSent == 0 {
+		return false
+	}
+	s.pipeAsk = true
+	return true
 }
 
 // sendPipe sends what s.pipe holds unsent, after the queued checkpoint
