@@ -1,6 +1,8 @@
 package rowevent
 
 import (
+	"unicode/utf8"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
@@ -56,8 +58,8 @@ func fastCell(a *arena, data []byte, col *tablemap.Column, dst *change.Value) (n
 }
 
 // fastString is decodeString for the values that are a slice of data:
-// binary strings that need no padding, and with LazyUTF8 text in a UTF-8
-// or ASCII collation.
+// binary strings that need no padding, and text in a UTF-8 or ASCII
+// collation: with LazyUTF8 unchecked, else when it is valid UTF-8.
 func fastString(a *arena, data []byte, col *tablemap.Column, prefix int, dst *change.Value) (int, bool) {
 	if prefix < 1 || prefix > 4 || len(data) < prefix {
 		return 0, false
@@ -75,9 +77,15 @@ func fastString(a *arena, data []byte, col *tablemap.Column, prefix int, dst *ch
 		*dst = change.TextValue(change.Bytes, raw)
 		return n, true
 	}
-	if a.lazyUTF8 && charset.IsUTF8Compatible(col.Collation) {
-		*dst = change.UncheckedText(raw, col.Collation)
-		return n, true
+	if charset.IsUTF8Compatible(col.Collation) {
+		if a.lazyUTF8 {
+			*dst = change.UncheckedText(raw, col.Collation)
+			return n, true
+		}
+		if utf8.Valid(raw) { // toUTF8 returns raw itself
+			*dst = change.TextValue(change.String, raw)
+			return n, true
+		}
 	}
 	return 0, false
 }
