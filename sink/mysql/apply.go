@@ -112,6 +112,11 @@ func (s *Sink) flush(upto int) error {
 	clear(s.pend[n:])
 	s.pend = s.pend[:n]
 	s.curStart = max(0, s.curStart-upto)
+	if s.history == nil {
+		// No job is in flight (sync): every op queued before those
+		// still pending was executed, or dropped (Rollback).
+		s.release(s.wrote - uint64(n))
+	}
 	return nil
 }
 

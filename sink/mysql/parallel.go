@@ -128,6 +128,12 @@ type Parallel struct {
 	txs     uint64
 	mu      sync.Mutex
 	failed  error
+
+	// Blocks of copier's set aside until the workers are done with
+	// them, and how many (parallel_recycle.go).
+	epochs      []copyEpoch
+	epochBlocks int
+	bufFree     chan []change.Change // change buffers the workers are done with
 }
 
 type worker struct {
@@ -141,6 +147,9 @@ type worker struct {
 	pendRows int
 	histSent uint64 // the generation of the schema history it was handed last (0: none)
 	err      error  // owned by the worker goroutine
+
+	queued uint64      // items queued so far (the coordinator's; parallel_recycle.go)
+	m      workerMarks // its notes of the ops its items were (parallel_recycle.go)
 }
 
 // job is what a worker is handed at once: source transactions, then
@@ -157,6 +166,7 @@ type item struct {
 	changes []change.Change // then apply these
 	tx      *change.TxEnd   // and commit them as this transaction
 	txHist  []byte          // with this schema history (nil: the one it has)
+	seq     uint64          // its number among the worker's items, from 1
 }
 
 // Checkpoint is where reading resumes: the earliest worker checkpoint
@@ -228,6 +238,8 @@ func (p *Parallel) run(ctx context.Context, w *worker) {
 			w.err = w.do(ctx, j)
 			if w.err != nil {
 				p.fail(w.err)
+			} else {
+				p.giveBack(j.items) // parallel_recycle.go
 			}
 		}
 		if j.ack != nil {
@@ -237,6 +249,16 @@ func (p *Parallel) run(ctx context.Context, w *worker) {
 }
 
 func (w *worker) do(ctx context.Context, j job) error {
+	if err := w.doItems(ctx, j); err != nil {
+		return err
+	}
+	if n := len(j.items); n > 0 {
+		w.noteJob(j.items[n-1].seq)
+	}
+	return nil
+}
+
+func (w *worker) doItems(ctx context.Context, j job) error {
 	for _, it := range j.items {
 		if it.advance != nil {
 			if it.advHist != nil {
@@ -307,6 +329,8 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
 	if it.advance == nil && it.tx == nil {
 		return
 	}
+	w.queued++
+	it.seq = w.queued
 	w.pend = append(w.pend, it)
 	w.pendRows += len(changes)
 	if w.pendRows >= batchRows || len(w.pend) >= batchTxs {
@@ -339,9 +363,9 @@ func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
 	o.After, n2 = p.copier.clone(c.After)
 	if p.buf == nil {
 		// As long as the last transaction: its changes are handed over
-		// with the slice, which is not reused; growing it would copy them
-		// again and again.
-		p.buf = make([]change.Change, 0, min(max(p.lastLen, 8), parallelMaxRows+1))
+		// with the slice (reused once the worker is done with it:
+		// takeBuf); growing it would copy them again and again.
+		p.buf = p.takeBuf(min(max(p.lastLen, 8), parallelMaxRows+1))
 	}
 	p.buf = append(p.buf, o)
 	p.bufBytes += n1 + n2 + len(c.SQL)
@@ -392,6 +416,7 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 		p.resetTx()
 		p.last, p.lastSet = tx, true
 		p.hist.committed()
+		p.recycle()
 	}()
 	switch {
 	case p.skip:
@@ -457,13 +482,14 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 	if err := p.drain(); err != nil {
 		return err
 	}
+	ddl := p.hasDDL() // (p.buf is the worker's once handed over: giveBack)
 	ack := make(chan error, 1)
 	p.queue(p.w[k], p.buf, &tx)
 	p.dispatch(p.w[k], true, ack)
 	if err := <-ack; err != nil {
 		return err
 	}
-	if p.buf[0].Op == change.DDL || p.hasDDL() {
+	if ddl {
 		// The other workers' view of the target's tables is stale.
 		p.safe = map[string]bool{}
 		clear(p.safeMap)

@@ -27,6 +27,8 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 		opts.Replica = "default"
 	}
 	p := &Parallel{cfg: cfg, opts: opts, safe: map[string]bool{}, safeMap: map[*tablemap.Table]bool{}, part: -1}
+	p.copier.recycle = true // parallel_recycle.go
+	p.bufFree = make(chan []change.Change, bufFree)
 	var err error
 	if p.cat, err = dial(ctx, cfg); err != nil {
 		return nil, err

@@ -126,6 +126,13 @@ type Sink struct {
 	reported  bool // failed was returned to the caller
 	stopTimer chan struct{}
 	timerDone chan struct{}
+
+	// wrote counts the ops queued so far (write); the first released of
+	// them were executed and nothing refers to their rows any more
+	// (Parallel's reuse of its row copies: parallel_recycle.go).
+	wrote    uint64
+	released atomic.Uint64
+	pendBig  bool // an op of pend has a value of its own allocation (background.go, done)
 }
 
 // group is what the open target transaction holds.
@@ -288,6 +295,10 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		s.group.start = time.Now()
 	}
 	s.pend = append(s.pend, o)
+	s.wrote++
+	// A value above a quarter of a block has an allocation of its own
+	// (copier.go), and a row not copied is the decoder's (large.go).
+	s.pendBig = s.pendBig || o.size > copierBytes/4
 	s.pendBytes += opMem(&o)
 	s.group.rows++
 	if len(s.pend) >= pendingRows || s.pendBytes >= pendingBytes {
