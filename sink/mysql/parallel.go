@@ -158,6 +158,7 @@ type job struct {
 	items []item
 	flush bool       // then commit the open target transaction
 	ack   chan error // and say so
+	fin   *flushDone // or say so to whoever waits for it (parallel_wait.go)
 }
 
 type item struct {
@@ -167,6 +168,7 @@ type item struct {
 	tx      *change.TxEnd   // and commit them as this transaction
 	txHist  []byte          // with this schema history (nil: the one it has)
 	seq     uint64          // its number among the worker's items, from 1
+	deps    []*flushDone    // other workers' commits to wait for first
 }
 
 // Checkpoint is where reading resumes: the earliest worker checkpoint
@@ -245,6 +247,10 @@ func (p *Parallel) run(ctx context.Context, w *worker) {
 		if j.ack != nil {
 			j.ack <- w.err
 		}
+		if j.fin != nil {
+			j.fin.err = w.err
+			close(j.fin.done)
+		}
 	}
 }
 
@@ -260,6 +266,12 @@ func (w *worker) do(ctx context.Context, j job) error {
 
 func (w *worker) doItems(ctx context.Context, j job) error {
 	for _, it := range j.items {
+		for _, d := range it.deps {
+			<-d.done
+			if d.err != nil {
+				return errOtherWorker // that worker's error is the one returned
+			}
+		}
 		if it.advance != nil {
 			if it.advHist != nil {
 				w.s.SetSchemaHistory(it.advHist)
@@ -313,7 +325,7 @@ func (p *Parallel) err() error {
 // queue adds a source transaction (or, without tx, only the last
 // transaction end) to what w is handed next, first moving w's
 // checkpoint to the last transaction end when w was not told of it.
-func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
+func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd, deps []*flushDone) {
 	var it item
 	if p.lastSet && posLess(w.sent.Next, p.last.Next) {
 		end := p.last
@@ -322,7 +334,7 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
 		w.sent = end
 	}
 	if tx != nil {
-		it.changes, it.tx = changes, tx
+		it.changes, it.tx, it.deps = changes, tx, deps
 		it.txHist = p.hist.nextFor(w)
 		w.sent = *tx
 	}
@@ -334,7 +346,7 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd) {
 	w.pend = append(w.pend, it)
 	w.pendRows += len(changes)
 	if w.pendRows >= batchRows || len(w.pend) >= batchTxs {
-		p.dispatch(w, false, nil)
+		p.dispatch(w, job{})
 	}
 }
 
@@ -460,20 +472,25 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 			p.others = true
 		}
 		// An earlier transaction on another worker that touched one of
-		// these rows commits first.
+		// these rows commits first: worker k waits for that commit.
+		var deps []*flushDone
 		for i := range p.inflight {
 			if i == k {
 				continue
 			}
-			if err := p.waitFor(i, p.keys); err != nil {
+			d, err := p.dependOn(i, p.keys)
+			if err != nil {
 				return err
+			}
+			if d != nil {
+				deps = append(deps, d)
 			}
 		}
 		set := &p.inflight[k]
 		for _, h := range p.keys {
 			set.add(h)
 		}
-		p.queue(p.w[k], p.buf, &tx)
+		p.queue(p.w[k], p.buf, &tx, deps)
 		if set.len() > maxInflightKeys {
 			return p.flushAsync(k)
 		}
@@ -484,8 +501,8 @@ func (p *Parallel) Commit(ctx context.Context, tx change.TxEnd) error {
 	}
 	ddl := p.hasDDL() // (p.buf is the worker's once handed over: giveBack)
 	ack := make(chan error, 1)
-	p.queue(p.w[k], p.buf, &tx)
-	p.dispatch(p.w[k], true, ack)
+	p.queue(p.w[k], p.buf, &tx, nil)
+	p.dispatch(p.w[k], job{flush: true, ack: ack})
 	if err := <-ack; err != nil {
 		return err
 	}
