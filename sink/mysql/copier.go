@@ -1,6 +1,10 @@
 package mysqlsink
 
-import "github.com/binlogcdc/binlogcdc/change"
+import (
+	"math"
+
+	"github.com/binlogcdc/binlogcdc/change"
+)
 
 // rowCopier copies rows out of the decoder's buffers, cutting them from
 // blocks (slabs) of values and of bytes: two allocations per block
@@ -39,8 +43,21 @@ const (
 // pass over r: each value's bytes are cut from the block where they fit
 // (a value's bytes beyond a quarter of a block get their own).
 func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
+	out, n, _ := rc.cloneUpTo(r, math.MaxInt)
+	return out, n
+}
+
+// cloneUpTo is clone for a row whose size is below limit. For a larger
+// one it returns ok false, its size so far at least limit, having
+// copied none of the value that took it there (the few it copied before
+// are left in the blocks).
+func (rc *rowCopier) cloneUpTo(r change.Row, limit int) (_ change.Row, size int, ok bool) {
 	if r == nil {
-		return nil, 0
+		return nil, 0, true
+	}
+	total := 8 * len(r)
+	if total >= limit {
+		return nil, total, false
 	}
 	var out change.Row
 	if len(r) > copierVals/4 {
@@ -53,15 +70,31 @@ func (rc *rowCopier) clone(r change.Row) (change.Row, int) {
 		rc.vals = rc.vals[:n+len(r)]
 		out = rc.vals[n : n+len(r) : n+len(r)]
 	}
-	total := 8 * len(r)
 	for i, v := range r {
 		if b := v.Bytes(); b != nil {
-			total += len(b)
+			if total += len(b); total >= limit {
+				return nil, total, false
+			}
 			v = change.RawValue(v.Kind(), v.Uint(), rc.copyBytes(b))
 		}
 		out[i] = v
 	}
-	return out, total
+	return out, total, true
+}
+
+// cloneRows copies o's rows and sets its size when it is below
+// pendingBytes (measured as they are copied); otherwise it reports false.
+func (s *Sink) cloneRows(o *op) bool {
+	before, n1, ok := s.copier.cloneUpTo(o.c.Before, pendingBytes)
+	if !ok {
+		return false
+	}
+	after, n2, ok := s.copier.cloneUpTo(o.c.After, pendingBytes-n1)
+	if !ok {
+		return false
+	}
+	o.c.Before, o.c.After, o.size = before, after, n1+n2
+	return true
 }
 
 // copyBytes returns a copy of b, cut from the block of bytes when it fits

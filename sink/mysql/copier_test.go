@@ -74,6 +74,39 @@ func TestRowCopier(t *testing.T) {
 	}
 }
 
+// TestCloneUpTo: a row is copied when its size (rowSize) is below the
+// limit, and refused at the limit and above, whatever value takes it
+// there; its size is then at least the limit.
+func TestCloneUpTo(t *testing.T) {
+	var rc rowCopier
+	r := change.Row{change.IntValue(7), change.TextValue(change.String, []byte("abcdef")), change.NullValue(),
+		change.TextValue(change.Bytes, bytes.Repeat([]byte{1}, 40000))}
+	size := rowSize(r)
+	for _, limit := range []int{0, 8, 31, 32, 38, 39, size - 1, size, size + 1, 1 << 30} {
+		c, n, ok := rc.cloneUpTo(r, limit)
+		if ok != (size < limit) {
+			t.Fatalf("limit %d, size %d: ok %v", limit, size, ok)
+		}
+		if !ok {
+			if c != nil || n < limit {
+				t.Fatalf("limit %d: refused with %v, %d", limit, c, n)
+			}
+			continue
+		}
+		if n != size || len(c) != len(r) {
+			t.Fatalf("limit %d: size %d, %d values", limit, n, len(c))
+		}
+		for j := range r {
+			if c[j].Kind() != r[j].Kind() || c[j].Uint() != r[j].Uint() || !bytes.Equal(c[j].Bytes(), r[j].Bytes()) {
+				t.Fatalf("limit %d value %d differs", limit, j)
+			}
+		}
+	}
+	if c, n, ok := rc.cloneUpTo(nil, 0); c != nil || n != 0 || !ok {
+		t.Errorf("cloneUpTo(nil) = %v, %d, %v", c, n, ok)
+	}
+}
+
 // BenchmarkRowCopier copies a row of the replay workload (bench/gen.sh
 // replay: INT, BIGINT, DECIMAL, DATETIME(6), VARCHAR, TEXT), as Write
 // does each queued insert.

@@ -50,19 +50,38 @@ func (s *Sink) encodeRow(o *op) {
 		if i >= len(row) {
 			return
 		}
-		v := row[i]
 		t, f := byte(mysql.MYSQL_TYPE_NULL), byte(0)
-		if v.Kind() != change.Null {
+		if row[i].Kind() != change.Null {
 			var ok bool
-			if t, f, ok = paramType(v); !ok {
+			if b, t, f, ok = appendTyped(b, &row[i]); !ok {
 				return
 			}
-			b = appendParam(b, v)
 		}
 		b[start+2*k], b[start+2*k+1] = t, f
 	}
 	s.encSlab = b
 	o.enc = b[start:len(b):len(b)]
+}
+
+// appendTyped appends the value v (not NULL) as appendParam does and
+// returns its type and flag as paramType does, in one switch for the
+// common kinds.
+func appendTyped(b []byte, v *change.Value) (_ []byte, typ, flag byte, ok bool) {
+	k, num, vb := v.Parts()
+	switch k {
+	case change.Int:
+		return binary.LittleEndian.AppendUint64(b, num), mysql.MYSQL_TYPE_LONGLONG, 0, true
+	case change.Uint:
+		return binary.LittleEndian.AppendUint64(b, num), mysql.MYSQL_TYPE_LONGLONG, mysql.PARAM_UNSIGNED, true
+	case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.JSON:
+		return append(appendLenEnc(b, uint64(len(vb))), vb...), mysql.MYSQL_TYPE_STRING, 0, true
+	case change.Bytes, change.Vector:
+		return append(appendLenEnc(b, uint64(len(vb))), vb...), mysql.MYSQL_TYPE_BLOB, 0, true
+	}
+	if typ, flag, ok = paramType(*v); !ok {
+		return b, 0, 0, false
+	}
+	return appendParam(b, *v), typ, flag, true
 }
 
 // encoded reports whether every insert of ops was encoded (encodeRow) and

@@ -26,6 +26,8 @@ func TestAppendExecuteEncoded(t *testing.T) {
 		change.TextValue(change.JSON, []byte(`{"a":1}`)), change.TextValue(change.Bytes, []byte{0, 1, 0xff}),
 		change.TextValue(change.Bytes, nil), change.GeometryValue(4326, []byte{1, 1, 0, 0, 0}),
 		change.TextValue(change.Vector, []byte{0, 0, 128, 63}), change.TextValue(change.String, bytes.Repeat([]byte("y"), 300)),
+		change.TextValue(change.Date, []byte("2024-02-29")), change.TimestampValue(1700000000, []byte("2023-11-14 22:13:20.5")),
+		change.TextValue(change.Time, []byte("-838:59:59")), change.IntValue(0),
 	}
 	s := &Sink{}
 	p := &plan{rowStart: -1, rowEnd: -1}

@@ -273,14 +273,15 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental" || c.Table.Name == "schema_history") {
 		return nil // another binlogcdc's bookkeeping, not data
 	}
-	o := op{c: *c, size: rowSize(c.Before) + rowSize(c.After)}
-	if clone && o.size < pendingBytes {
-		o.c.Before, _ = s.copier.clone(c.Before)
-		o.c.After, _ = s.copier.clone(c.After)
+	o := op{c: *c}
+	if !clone || !s.cloneRows(&o) {
+		// The rows are the sink's already (Parallel's copies), or, for
+		// a large row, executed before Write returns (the flush
+		// below), while the decoder's values are still valid: no copy
+		// (large.go).
+		o.c.Before, o.c.After = c.Before, c.After
+		o.size = rowSize(c.Before) + rowSize(c.After)
 	}
-	// Else the rows are the sink's already (Parallel's copies), or, for
-	// a large row, executed before Write returns (the flush below), while
-	// the decoder's values are still valid: no copy (large.go).
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}
