@@ -140,33 +140,30 @@ func runArchiveArgs(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	stopProfile, err := startProfile(o.CPUProfile, o.MemProfile) // profile.go
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
 	logf := cmdInfof(stderr)
 	stopping := sig.onStop(func() {}, func() bool { return false })
-	err = archive.Run(ctx, archive.Config{
-		Dir:             o.Dir,
-		Live:            cfg,
-		Source:          net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
-		ServerID:        info.ServerID,
-		Start:           start,
-		Sync:            o.Sync,
-		Compress:        o.Compress,
-		Keep:            keep,
-		Upload:          up,
-		UploadOpenEvery: o.UploadOpen,
-		VerifyAll:       o.VerifyAll,
-		Hash:            o.Hash,
-		StopAtEnd:       o.StopAtEnd,
-		Logf:            logf,
+	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go: an error writing a profile is returned
+		err := archive.Run(ctx, archive.Config{
+			Dir:             o.Dir,
+			Live:            cfg,
+			Source:          net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+			ServerID:        info.ServerID,
+			Start:           start,
+			Sync:            o.Sync,
+			Compress:        o.Compress,
+			Keep:            keep,
+			Upload:          up,
+			UploadOpenEvery: o.UploadOpen,
+			VerifyAll:       o.VerifyAll,
+			Hash:            o.Hash,
+			StopAtEnd:       o.StopAtEnd,
+			Logf:            logf,
+		})
+		if errors.Is(err, context.Canceled) && stopping() {
+			return nil
+		}
+		return err
 	})
-	if errors.Is(err, context.Canceled) && stopping() {
-		return nil
-	}
-	return err
 }
 
 // check checks the flags before anything connects or is written.
