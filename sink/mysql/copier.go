@@ -70,14 +70,17 @@ func (rc *rowCopier) cloneUpTo(r change.Row, limit int) (_ change.Row, size int,
 		rc.vals = rc.vals[:n+len(r)]
 		out = rc.vals[n : n+len(r) : n+len(r)]
 	}
-	for i, v := range r {
-		if b := v.Bytes(); b != nil {
+	// The values at once (one memmove: half the time of copying them one
+	// by one, BenchmarkRowCopier), then each value's bytes.
+	copy(out, r)
+	for i := range out {
+		if k, num, b := out[i].Parts(); b != nil {
 			if total += len(b); total >= limit {
+				clear(out) // no reference to the decoder's buffers stays
 				return nil, total, false
 			}
-			v = change.RawValue(v.Kind(), v.Uint(), rc.copyBytes(b))
+			out[i] = change.RawValue(k, num, rc.copyBytes(b))
 		}
-		out[i] = v
 	}
 	return out, total, true
 }

@@ -91,6 +91,14 @@ func TestCloneUpTo(t *testing.T) {
 			if c != nil || n < limit {
 				t.Fatalf("limit %d: refused with %v, %d", limit, c, n)
 			}
+			if len(rc.vals) >= len(r) && limit > 8*len(r) {
+				// The slots it took hold nothing of the caller's.
+				for j, v := range rc.vals[len(rc.vals)-len(r):] {
+					if v.Bytes() != nil || v.Kind() != change.Absent {
+						t.Fatalf("limit %d: slot %d after a refusal holds %v", limit, j, v)
+					}
+				}
+			}
 			continue
 		}
 		if n != size || len(c) != len(r) {
