@@ -332,7 +332,13 @@ func (s *Sink) Commit(_ context.Context, tx change.TxEnd) error {
 		s.group.start = time.Now()
 	}
 	s.group.txs++
-	s.group.end = &tx
+	if s.group.end == nil {
+		// One per group, overwritten by its next transactions: taking
+		// tx's address cost an allocation per source transaction (4% of
+		// replay's CPU on one-row transactions).
+		s.group.end = new(change.TxEnd)
+	}
+	*s.group.end = tx
 	if s.nextState != nil {
 		s.group.state, s.nextState = s.nextState, nil
 	}
