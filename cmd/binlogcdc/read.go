@@ -78,6 +78,7 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
+	setReplayProcs(o.Replay.Parallel, o.Replay.To) // procs.go
 	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
 		return binlogcdc.Read(ctx, o, files, stdout, stderr)
 	})
