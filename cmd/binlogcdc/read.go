@@ -78,7 +78,8 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	setReplayProcs(o.Replay.Parallel, o.Replay.To) // procs.go
+	// One CPU for a replay on one connection on a small machine (procs.go).
+	setReplayProcs(o.Replay.Parallel, o.Replay.To)
 	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
 		return binlogcdc.Read(ctx, o, files, stdout, stderr)
 	})
