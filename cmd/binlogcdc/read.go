@@ -79,7 +79,7 @@ func runReadArgs(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return err
 	}
 	// One CPU for a replay on one connection on a small machine (procs.go).
-	setReplayProcs(o.Replay.Parallel, o.Replay.To)
+	setReplayProcs(o.Replay.Parallel, o.Replay.LoadData, o.Replay.To)
 	return profiled(o.CPUProfile, o.MemProfile, func() error { // profile.go
 		return binlogcdc.Read(ctx, o, files, stdout, stderr)
 	})
