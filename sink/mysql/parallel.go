@@ -23,8 +23,8 @@ package mysqlsink
 //
 // Order between workers: the coordinator remembers the keys of what each
 // worker was given since it last committed on request; a transaction that
-// touches one of them on another worker waits until that worker has
-// committed (wait). So of two transactions changing the same row, the
+// touches one of them on another worker waits, on its own worker, until
+// that worker has committed (dependOn). So of two transactions changing the same row, the
 // later starts only after the earlier is committed, as in serial order.
 //
 // A barrier waits until every worker has committed everything before it,
