@@ -211,3 +211,20 @@ func TestKeyRange(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceholderTuples: n tuples of width placeholders, after what the
+// builder holds.
+func TestPlaceholderTuples(t *testing.T) {
+	for n := 0; n < 70; n++ {
+		for width := 1; width < 5; width++ {
+			var b Builder
+			b.SQL = append(b.SQL, "INSERT ... VALUES "...)
+			b.PlaceholderTuples(n, width)
+			tuple := "(" + strings.Repeat("?,", width-1) + "?)"
+			want := "INSERT ... VALUES " + strings.TrimSuffix(strings.Repeat(tuple+",", n), ",")
+			if string(b.SQL) != want {
+				t.Fatalf("%d tuples of %d: %q, want %q", n, width, b.SQL, want)
+			}
+		}
+	}
+}
