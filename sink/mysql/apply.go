@@ -61,7 +61,7 @@ func (s *Sink) prepareOp(o *op) error {
 	}
 	// Looked up now, while the row is in the cache: a scan of the
 	// queued ops when they are executed cost replay 5-7% of its CPU.
-	o.enumErr = c.After != nil && sqltext.EnumErrors(c.After, o.cols) > 0
+	o.enumErr = p.enums && c.After != nil && sqltext.EnumErrors(c.After, o.cols) > 0
 	return nil
 }
 

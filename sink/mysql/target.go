@@ -40,6 +40,9 @@ type plan struct {
 	// noLoad: inserts go by INSERT, never LOAD DATA (a textual
 	// column, catalog.go).
 	noLoad bool
+	// enums: the table has an ENUM column (prepareOp looks for ENUM
+	// error values only then).
+	enums bool
 }
 
 // maxPlans bounds the plans kept; they are all dropped when it is reached.
@@ -91,6 +94,7 @@ func (s *Sink) planFor(t *tablemap.Table) (*plan, error) {
 	}
 	var missing []string
 	for i := range t.Columns {
+		p.enums = p.enums || t.Columns[i].Type == mysql.MYSQL_TYPE_ENUM || t.Columns[i].EnumValues != nil
 		ci, ok := ti.cols[strings.ToLower(t.Columns[i].Name)]
 		if !ok {
 			if p.keep == nil {
