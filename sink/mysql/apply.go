@@ -77,11 +77,11 @@ func (s *Sink) sharedCols(p *plan, cols []int) []int {
 }
 
 // changeError names the change an error is about.
-func changeError(c *change.Change, err error) error {
+func changeError(c *opChange, err error) error {
 	return fmt.Errorf("%s of %s at %s:%d (row %d): %w", c.Op, tableName(c), c.Pos.File, c.Pos.Offset, c.RowIndex, err)
 }
 
-func tableName(c *change.Change) string {
+func tableName(c *opChange) string {
 	return string(sqltext.AppendTableName(nil, c.Table.DB, c.Table.Name))
 }
 

@@ -78,14 +78,14 @@ func TestFormatLine(t *testing.T) {
 		o    op
 		ok   bool
 	}{
-		{"plain", op{c: change.Change{Table: tb, After: row(1.5, 1, "a\tb\\c\n\x00")}, plan: plain, cols: all, size: 100}, true},
-		{"NULL and no columns left out", op{c: change.Change{Table: tb, After: change.Row{change.NullValue(), change.IntValue(2024)}}, plan: plain, cols: []int{0, 1}, size: 16}, true},
-		{"ENUM error value", op{c: change.Change{Table: tb, After: row(1.5, 0, "a")}, plan: plain, cols: all, size: 100}, false},
-		{"NaN", op{c: change.Change{Table: tb, After: row(math.NaN(), 1, "a")}, plan: plain, cols: all, size: 100}, false},
-		{"one empty text column", op{c: change.Change{Table: tb, After: row(1, 1, "")}, plan: plain, cols: []int{5}, size: 8}, false},
-		{"too large", op{c: change.Change{Table: tb, After: row(1, 1, "a")}, plan: plain, cols: all, size: bulkMaxRowLen + 1}, false},
-		{"BIT wider than 64", op{c: change.Change{Table: wide, After: change.Row{change.UintValue(1)}}, plan: plain, cols: []int{0}, size: 8}, false},
-		{"versioned", op{c: change.Change{Table: tb, After: row(1, 1, "a")}, plan: versioned, cols: all, size: 100}, false},
+		{"plain", op{c: opChange{Table: tb, After: row(1.5, 1, "a\tb\\c\n\x00")}, plan: plain, cols: all, size: 100}, true},
+		{"NULL and no columns left out", op{c: opChange{Table: tb, After: change.Row{change.NullValue(), change.IntValue(2024)}}, plan: plain, cols: []int{0, 1}, size: 16}, true},
+		{"ENUM error value", op{c: opChange{Table: tb, After: row(1.5, 0, "a")}, plan: plain, cols: all, size: 100}, false},
+		{"NaN", op{c: opChange{Table: tb, After: row(math.NaN(), 1, "a")}, plan: plain, cols: all, size: 100}, false},
+		{"one empty text column", op{c: opChange{Table: tb, After: row(1, 1, "")}, plan: plain, cols: []int{5}, size: 8}, false},
+		{"too large", op{c: opChange{Table: tb, After: row(1, 1, "a")}, plan: plain, cols: all, size: bulkMaxRowLen + 1}, false},
+		{"BIT wider than 64", op{c: opChange{Table: wide, After: change.Row{change.UintValue(1)}}, plan: plain, cols: []int{0}, size: 8}, false},
+		{"versioned", op{c: opChange{Table: tb, After: row(1, 1, "a")}, plan: versioned, cols: all, size: 100}, false},
 	} {
 		var s Sink
 		o := c.o

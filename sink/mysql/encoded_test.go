@@ -44,7 +44,7 @@ func TestAppendExecuteEncoded(t *testing.T) {
 			for c := range row {
 				row[c] = pool[r.IntN(len(pool))]
 			}
-			ops[i] = op{c: change.Change{Op: change.Insert, After: row}, plan: p, cols: cols, size: rowSize(row)}
+			ops[i] = op{c: opChange{Op: change.Insert, After: row}, plan: p, cols: cols, size: rowSize(row)}
 			s.encodeRow(&ops[i])
 			if ops[i].enc == nil {
 				t.Fatalf("round %d: row %d not encoded: %v", round, i, row)
@@ -80,18 +80,18 @@ func TestAppendExecuteEncoded(t *testing.T) {
 		{change.IntValue(1), change.TextValue(change.Bytes, make([]byte, largeValue))},
 		{change.IntValue(1), {}},
 	} {
-		o := op{c: change.Change{Op: change.Insert, After: row}, plan: p, cols: []int{0, 1}, size: rowSize(row)}
+		o := op{c: opChange{Op: change.Insert, After: row}, plan: p, cols: []int{0, 1}, size: rowSize(row)}
 		s.encodeRow(&o)
 		if o.enc != nil || encoded([]op{o}) {
 			t.Errorf("row %v was encoded", row)
 		}
 	}
-	v := op{c: change.Change{Op: change.Insert, After: change.Row{change.IntValue(1)}}, plan: &plan{rowStart: 0, rowEnd: 0}, cols: []int{0}, size: 16}
+	v := op{c: opChange{Op: change.Insert, After: change.Row{change.IntValue(1)}}, plan: &plan{rowStart: 0, rowEnd: 0}, cols: []int{0}, size: 16}
 	if s.encodeRow(&v); v.enc != nil {
 		t.Error("a system-versioned table's row was encoded")
 	}
 	// A run with one row not encoded is built from its values.
-	a := op{c: change.Change{Op: change.Insert, After: change.Row{change.IntValue(1)}}, plan: p, cols: []int{0}, size: 16}
+	a := op{c: opChange{Op: change.Insert, After: change.Row{change.IntValue(1)}}, plan: p, cols: []int{0}, size: 16}
 	s.encodeRow(&a)
 	if !encoded([]op{a}) || encoded([]op{a, {cols: []int{0}}}) {
 		t.Error("encoded() does not say whether every row was encoded")

@@ -186,17 +186,18 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Sink, error) {
 // replica has not applied anything yet.
 func (s *Sink) Checkpoint() (cp Checkpoint, ok bool) { return s.cp, s.cp.Next.File != "" }
 
-// op is a change waiting to be executed, with its values copied.
+// op is a change waiting to be executed, with its values copied. The
+// fields that the scans of a queue read come first (sameInsert, encoded).
 type op struct {
-	c       change.Change
 	plan    *plan
 	cols    []int       // insert: the columns; update: the columns to set
+	enc     []byte      // insert: its values as COM_STMT_EXECUTE binds them, encoded when queued (encoded.go); nil: not encoded
 	fk      bool        // apply with foreign_key_checks=1
 	enumErr bool        // the new row holds an ENUM error value (enum.go)
+	c       opChange    // (opchange.go)
 	key     sqltext.Key // update, delete: how to find the row
 	size    int         // bytes of values, roughly
 	line    []byte      // insert: its LOAD DATA line, formatted when queued (bulk.go); nil: not formatted
-	enc     []byte      // insert: its values as COM_STMT_EXECUTE binds them, encoded when queued (encoded.go); nil: not encoded
 }
 
 // pendingRows and pendingBytes bound the changes held before they are
@@ -256,8 +257,7 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	return s.write(c, true)
 }
 
-// write is Write; without clone, c's rows are the sink's to keep
-// (Parallel hands over its own copies).
+// write is Write; without clone, c's rows are the sink's (Parallel's).
 func (s *Sink) write(c *change.Change, clone bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,10 +270,10 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		}
 		return nil
 	}
-	if c.Table.DB == "binlogcdc" && (c.Table.Name == "checkpoint" || c.Table.Name == "snapshot" || c.Table.Name == "incremental" || c.Table.Name == "schema_history") {
-		return nil // another binlogcdc's bookkeeping, not data
+	if bookkeeping(c) { // opchange.go
+		return nil
 	}
-	o := op{c: *c}
+	o := op{c: opChangeOf(c)}
 	if !clone || !s.cloneRows(&o) {
 		// The rows are the sink's already (Parallel's copies), or, for
 		// a large row, executed before Write returns (the flush

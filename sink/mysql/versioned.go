@@ -24,7 +24,8 @@ func (s *Sink) versionedOp(o *op, st *Stats) error {
 	c, p := &o.c, o.plan
 	expect := s.history
 	s.history = nil
-	action, at, err := sqltext.Versioned(c, p.rowStart, p.rowEnd)
+	cc := &change.Change{Op: c.Op, Table: c.Table, Before: c.Before, After: c.After} // sqltext's
+	action, at, err := sqltext.Versioned(cc, p.rowStart, p.rowEnd)
 	if err != nil {
 		return changeError(c, err)
 	}
@@ -42,7 +43,7 @@ func (s *Sink) versionedOp(o *op, st *Stats) error {
 			return err
 		}
 		if ts.Updated != updated { // not a skipped conflict: the target made the history row
-			s.history = &historyRow{plan: p, row: sqltext.History(c, p.rowStart, p.rowEnd)}
+			s.history = &historyRow{plan: p, row: sqltext.History(cc, p.rowStart, p.rowEnd)}
 		}
 		return nil
 	}
