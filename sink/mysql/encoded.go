@@ -63,6 +63,101 @@ func (s *Sink) encodeRow(o *op) {
 	o.enc = b[start:len(b):len(b)]
 }
 
+// encodeCloned is cloneRows and encodeRow in one, for an insert queued
+// with clone and encInserts: the values are encoded from the decoder's
+// buffers, and the row's copy points into the encoding for the values
+// whose bytes it holds as they are (text, decimals, temporals, binary
+// strings, JSON), which are then copied once instead of twice; the others'
+// bytes are copied as cloneRows does. It reports false, having neither
+// copied nor encoded anything, for a row encodeRow would not encode, or a
+// wide one (its values not cut from a block); when a value cannot be
+// bound, the row is copied whole and not encoded. o.cols must be
+// ascending (sqltext.Columns).
+func (s *Sink) encodeCloned(o *op) bool {
+	row, n := o.c.After, len(o.cols)
+	if o.c.Before != nil || row == nil || o.plan.versioned() || n == 0 || len(row) > copierVals/4 || o.cols[n-1] >= len(row) {
+		return false
+	}
+	size := 8 * len(row)
+	for i := range row {
+		size += len(row[i].Bytes())
+	}
+	if size > encMaxRow {
+		return false
+	}
+	if need := size + 11*n; cap(s.encSlab)-len(s.encSlab) < need {
+		s.encSlab = s.copier.slab(s.encSlab, need)
+	}
+	rc := &s.copier
+	if cap(rc.vals)-len(rc.vals) < len(row) {
+		rc.newVals()
+	}
+	m := len(rc.vals)
+	rc.vals = rc.vals[:m+len(row)]
+	out := rc.vals[m : m+len(row) : m+len(row)]
+	copy(out, row)
+	o.c.After, o.size = out, size
+
+	start := len(s.encSlab)
+	b := append(s.encSlab, make([]byte, 2*n)...)
+	k := 0
+	for i := range out {
+		kind, num, vb := out[i].Parts()
+		if k == n || o.cols[k] != i {
+			if vb != nil { // not inserted: copied
+				out[i] = change.RawValue(kind, num, rc.copyBytes(vb))
+			}
+			continue
+		}
+		t, f := byte(mysql.MYSQL_TYPE_NULL), byte(0)
+		switch kind {
+		case change.Null:
+		case change.Decimal, change.Date, change.Datetime, change.Timestamp, change.Time, change.String, change.JSON,
+			change.Bytes, change.Vector:
+			t = mysql.MYSQL_TYPE_STRING
+			if kind == change.Bytes || kind == change.Vector {
+				t = mysql.MYSQL_TYPE_BLOB
+			}
+			b = appendLenEnc(b, uint64(len(vb)))
+			p := len(b)
+			b = append(b, vb...)
+			if vb != nil {
+				out[i] = change.RawValue(kind, num, b[p:len(b):len(b)])
+			}
+		default:
+			var ok bool
+			if b, t, f, ok = appendTyped(b, &out[i]); !ok {
+				rc.copyInto(out, row)
+				return true
+			}
+			if vb != nil {
+				out[i] = change.RawValue(kind, num, rc.copyBytes(vb))
+			}
+		}
+		b[start+2*k], b[start+2*k+1] = t, f
+		k++
+	}
+	if k != n { // o.cols not ascending
+		rc.copyInto(out, row)
+		return true
+	}
+	s.encSlab = b
+	o.enc = b[start:len(b):len(b)]
+	return true
+}
+
+// copyInto makes out a copy of row (of its length) whose bytes are the
+// copier's.
+func (rc *rowCopier) copyInto(out, row change.Row) {
+	for j := range out {
+		kind, num, vb := row[j].Parts()
+		if vb != nil {
+			vb = rc.copyBytes(vb)
+		}
+		out[j] = change.RawValue(kind, num, vb)
+	}
+}
+
 // appendTyped appends the value v (not NULL) as appendParam does and
 // returns its type and flag as paramType does, in one switch for the
 // common kinds.

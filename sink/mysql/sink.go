@@ -274,21 +274,21 @@ func (s *Sink) write(c *change.Change, clone bool) error {
 		return nil
 	}
 	o := op{c: opChangeOf(c)}
-	if !clone || !s.cloneRows(&o) {
-		// The rows are the sink's already (Parallel's copies), or, for
-		// a large row, executed before Write returns (the flush
-		// below), while the decoder's values are still valid: no copy
-		// (large.go).
-		o.c.Before, o.c.After = c.Before, c.After
-		o.size = rowSize(c.Before) + rowSize(c.After)
-	}
 	if err := s.prepareOp(&o); err != nil {
 		return s.fail(err)
 	}
-	if o.c.Op == change.Insert {
-		if s.bulkLines.Load() {
+	ins, lines, enc := o.c.Op == change.Insert, s.bulkLines.Load(), s.encInserts.Load()
+	if !clone || !ins || lines || !enc || !s.encodeCloned(&o) { // encoded.go
+		if !clone || !s.cloneRows(&o) {
+			// No copy: the rows are the sink's (Parallel's), or a
+			// large row's, executed by the flush below while the
+			// decoder's values are valid (large.go).
+			o.c.Before, o.c.After = c.Before, c.After
+			o.size = rowSize(c.Before) + rowSize(c.After)
+		}
+		if ins && lines {
 			s.formatLine(&o) // bulk.go
-		} else if s.encInserts.Load() {
+		} else if ins && enc {
 			s.encodeRow(&o) // encoded.go
 		}
 	}
