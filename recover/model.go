@@ -110,8 +110,8 @@ func (s *store) key(row change.Row) (string, bool) {
 func (s *store) pk() bool { return len(s.t.PrimaryKey) > 0 }
 
 func complete(row change.Row) bool {
-	for _, v := range row {
-		if v.IsAbsent() {
+	for i := range row { // indexed: ranging over the values copies each
+		if row[i].Kind() == change.Absent {
 			return false
 		}
 	}

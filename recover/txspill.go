@@ -70,8 +70,8 @@ const txBlock = 256 << 10
 func changeSize(c *change.Change) int64 {
 	n := int64(200)
 	for _, row := range [2]change.Row{c.Before, c.After} {
-		for _, v := range row {
-			n += valueSize + int64(len(v.Bytes()))
+		for i := range row { // indexed: ranging over the values copies each
+			n += valueSize + int64(len(row[i].Bytes()))
 		}
 	}
 	return n

@@ -195,8 +195,8 @@ func (rc *rowCopier) reuse(b copierBlocks) {
 // rowSize is what cloneRow counts for r.
 func rowSize(r change.Row) int {
 	n := 0
-	for _, v := range r {
-		n += len(v.Bytes()) + 8
+	for i := range r { // indexed: ranging over the values copies each
+		n += len(r[i].Bytes()) + 8
 	}
 	return n
 }

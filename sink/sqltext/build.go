@@ -109,9 +109,13 @@ func (b *Builder) cmp(c *tablemap.Column, v change.Value, exact bool) {
 
 // Columns appends to dst the indexes of the columns that row carries (not
 // Absent) and that keep allows (keep nil: all), in table order.
+//
+// (The loops over a row's values here index it: ranging over a row's
+// values copies each 40-byte Value, which made this loop 4x slower, 46
+// against 11 ns for 6 columns.)
 func Columns(dst []int, row change.Row, keep []bool) []int {
-	for i, v := range row {
-		if !v.IsAbsent() && (keep == nil || keep[i]) {
+	for i := range row {
+		if row[i].Kind() != change.Absent && (keep == nil || keep[i]) {
 			dst = append(dst, i)
 		}
 	}
@@ -147,8 +151,8 @@ func KeyOf(t *tablemap.Table, row change.Row, keep []bool) (Key, error) {
 		}
 		return k, nil
 	}
-	for _, v := range row {
-		if v.IsAbsent() {
+	for i := range row {
+		if row[i].Kind() == change.Absent {
 			return Key{}, ErrNoKey
 		}
 	}
