@@ -23,7 +23,9 @@
 #             waited for a CPU and was blocked (its schedstat: on a busy
 #             machine, the share of the wall time that is the machine's);
 #             then the same with --parallel 2, and with
-#             --load-data (LOAD DATA INFILE measured again beside each). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
+#             --load-data (LOAD DATA INFILE measured again beside each,
+#             and binlogcdc read of the binlog, whose CPU the replay's is
+#             compared with). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
 #             added to binlogcdc's arguments; RTX=1 for one-row
 #             transactions instead of 1000-row ones; LD_SPLIT=1 also
 #             replays into a third server in two runs, the inserts, then
@@ -116,6 +118,12 @@ loaddata() {
 		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-replay$tag" | cut -d' ' -f1)")" >>"$RES/ld-replay$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
+		# read of the same binlog, beside each replay: the replay CPU /
+		# read CPU target compares the two as the host runs now (its
+		# speed drifts: read took 0.48 and 0.78 CPU-s half an hour apart).
+		/usr/bin/time -f '%U %S' -o "$RES/.r" "$BIN/binlogcdc" read "$d/replay.binlog" >/dev/null 2>>"$LOG" ||
+			{ echo "compare: binlogcdc read failed, see $LOG" >&2; exit 1; }
+		awk '{printf "%.2f\n", $1+$2}' "$RES/.r" >>"$RES/ld-read$tag"
 
 		[ "${LD_SPLIT:-0}" = 1 ] && loaddata_split "$d" "$tag"
 
@@ -142,7 +150,7 @@ loaddata() {
 	local rw lw
 	rw=$(median "$RES/ld-replay$tag")
 	lw=$(median "$RES/ld-load$tag")
-	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2)" >"$RES/loaddata$tag.kv"
+	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2) read_cpu=$(median "$RES/ld-read$tag")" >"$RES/loaddata$tag.kv"
 	local split=
 	[ -s "$RES/ld-split$tag" ] && split=$(printf '\n%s\n%s' \
 		"$(row "  of which the 1M inserts (run stopped before UPDATEs)" "" "server $(median "$RES/ld-split$tag" 1) s, binlogcdc $(median "$RES/ld-split$tag" 3) s")" \
@@ -154,6 +162,7 @@ loaddata() {
 	  the target's connection thread (its busiest with --parallel): ran / waited for a CPU / blocked, s
 	$(row "  binlogcdc read --to mysql://" "" "$(median "$RES/ld-replay$tag" 4) / $(median "$RES/ld-replay$tag" 5) / $(median "$RES/ld-replay$tag" 6)")
 	$(row "  LOAD DATA INFILE" "" "$(median "$RES/ld-load$tag" 4) / $(median "$RES/ld-load$tag" 5) / $(median "$RES/ld-load$tag" 6)")
+	$(row "binlogcdc read > /dev/null, beside each replay" "" "$(median "$RES/ld-read$tag") CPU-s: replay's CPU $(ratio "$(median "$RES/ld-replay$tag" 3)" "$(median "$RES/ld-read$tag")")x read's")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
 }
@@ -229,9 +238,9 @@ summary() {
 		row "replay vs LOAD DATA INFILE: $r" "$(kv "$RES/loaddata$tag.kv" ratio)x" ">= ${v}x: $(verdict "$(kv "$RES/loaddata$tag.kv" ratio)" "$v" ge)"
 	done
 	row "the same with --load-data (LOAD DATA LOCAL)" "$(kv "$RES/loaddata-loaddata.kv" ratio)x" "(for comparison)"
-	c=$(ratio "$(kv "$RES/loaddata.kv" replay_cpu)" "$rbc")
+	c=$(ratio "$(kv "$RES/loaddata.kv" replay_cpu)" "$(kv "$RES/loaddata.kv" read_cpu)")
 	row "replay CPU / read CPU, replay-tx1000/replay.binlog" "${c}x" "<= 2x: $(verdict "$c" 2 le)"
-	c=$(ratio "$(kv "$RES/loaddata-bulk.kv" replay_cpu)" "$rbulkc")
+	c=$(ratio "$(kv "$RES/loaddata-bulk.kv" replay_cpu)" "$(kv "$RES/loaddata-bulk.kv" read_cpu)")
 	row "replay CPU / read CPU, replay-tx50000/replay.binlog" "${c}x" "<= 2x: $(verdict "$c" 2 le)"
 	r=$(ratio "$(snapv binlogcdc 3)" "$(snapv mariadb-dump 3)")
 	row "snapshot rows/s / mariadb-dump's (${ROWS:-1500000} rows)" "${r}x" ">= 1.0x: $(verdict "$r" 1 ge)"
