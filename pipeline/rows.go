@@ -13,6 +13,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
 	"github.com/binlogcdc/binlogcdc/rowevent"
+	"github.com/binlogcdc/binlogcdc/sink"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -95,12 +96,10 @@ func (p *Pipeline) rowsEvent(ctx context.Context, ev *binlog.Event) error {
 		if p.tx.xid != "" {
 			// An XA transaction: held until its outcome is logged.
 			p.tx.held = append(p.tx.held, c.Clone())
-			continue
 		}
-		if p.tx.collect {
-			continue
-		}
-		if err := p.emit(ctx, c); err != nil {
+	}
+	if p.tx.xid == "" && !p.tx.collect {
+		if err := p.emitAll(ctx, changes); err != nil {
 			return err
 		}
 	}
@@ -121,6 +120,29 @@ type heldXA struct {
 
 // emit hands one row change to the sink, after the snapshot coverage
 // has reconciled it (a change the snapshot already holds is dropped).
+// emitAll emits the changes of one rows event: at once when the sink
+// takes them so (sink.BatchWriter) and nothing is reconciled with a
+// snapshot's coverage.
+func (p *Pipeline) emitAll(ctx context.Context, cs []change.Change) error {
+	if bw, ok := p.sink.(sink.BatchWriter); ok && p.cov.Empty() {
+		n, err := bw.WriteBatch(ctx, cs)
+		for i := range cs[:n] {
+			p.countOp(cs[i].Op)
+		}
+		p.Stats.Rows += uint64(n)
+		if err != nil {
+			p.opts.Metrics.SinkError()
+		}
+		return err
+	}
+	for i := range cs {
+		if err := p.emit(ctx, &cs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (p *Pipeline) emit(ctx context.Context, c *change.Change) error {
 	if !p.cov.Empty() {
 		keep, err := p.cov.Reconcile(c)

@@ -27,3 +27,12 @@ type Sink interface {
 	Rollback(ctx context.Context) error
 	Close(ctx context.Context) error
 }
+
+// BatchWriter is a Sink that also takes the changes of one rows event at
+// once: WriteBatch is Write of each of cs in order, stopping at the first
+// error, and returns how many were written. A sink whose Write takes a
+// lock takes it once for them. The same validity rule holds: cs and its
+// values are only valid during the call.
+type BatchWriter interface {
+	WriteBatch(ctx context.Context, cs []change.Change) (int, error)
+}
