@@ -118,8 +118,6 @@ type heldXA struct {
 	changes []change.Change
 }
 
-// emit hands one row change to the sink, after the snapshot coverage
-// has reconciled it (a change the snapshot already holds is dropped).
 // emitAll emits the changes of one rows event: at once when the sink
 // takes them so (sink.BatchWriter) and nothing is reconciled with a
 // snapshot's coverage.
@@ -143,6 +141,8 @@ func (p *Pipeline) emitAll(ctx context.Context, cs []change.Change) error {
 	return nil
 }
 
+// emit hands one row change to the sink, after the snapshot coverage
+// has reconciled it (a change the snapshot already holds is dropped).
 func (p *Pipeline) emit(ctx context.Context, c *change.Change) error {
 	if !p.cov.Empty() {
 		keep, err := p.cov.Reconcile(c)

@@ -59,17 +59,7 @@ func (rc *rowCopier) cloneUpTo(r change.Row, limit int) (_ change.Row, size int,
 	if total >= limit {
 		return nil, total, false
 	}
-	var out change.Row
-	if len(r) > copierVals/4 {
-		out = make(change.Row, len(r))
-	} else {
-		if cap(rc.vals)-len(rc.vals) < len(r) {
-			rc.newVals()
-		}
-		n := len(rc.vals)
-		rc.vals = rc.vals[:n+len(r)]
-		out = rc.vals[n : n+len(r) : n+len(r)]
-	}
+	out := rc.cutVals(len(r))
 	// The values at once (one memmove: half the time of copying them one
 	// by one, BenchmarkRowCopier), then each value's bytes.
 	copy(out, r)
@@ -83,6 +73,20 @@ func (rc *rowCopier) cloneUpTo(r change.Row, limit int) (_ change.Row, size int,
 		}
 	}
 	return out, total, true
+}
+
+// cutVals returns room for n values: cut from the block of values, or,
+// for more than a quarter of a block, an allocation of their own.
+func (rc *rowCopier) cutVals(n int) change.Row {
+	if n > copierVals/4 {
+		return make(change.Row, n)
+	}
+	if cap(rc.vals)-len(rc.vals) < n {
+		rc.newVals()
+	}
+	m := len(rc.vals)
+	rc.vals = rc.vals[:m+n]
+	return rc.vals[m : m+n : m+n]
 }
 
 // cloneRows copies o's rows and sets its size when it is below

@@ -115,11 +115,10 @@ func TestCloneUpTo(t *testing.T) {
 	}
 }
 
-// BenchmarkRowCopier copies a row of the replay workload (bench/gen.sh
-// replay: INT, BIGINT, DECIMAL, DATETIME(6), VARCHAR, TEXT), as Write
-// does each queued insert.
-func BenchmarkRowCopier(b *testing.B) {
-	r := change.Row{
+// replayRow is a row of the replay workload (bench/gen.sh replay: INT,
+// BIGINT, DECIMAL, DATETIME(6), VARCHAR, TEXT).
+func replayRow() change.Row {
+	return change.Row{
 		change.IntValue(123456),
 		change.IntValue(977668),
 		change.TextValue(change.Decimal, []byte("234.56")),
@@ -127,6 +126,12 @@ func BenchmarkRowCopier(b *testing.B) {
 		change.TextValue(change.String, []byte("user23456@example.com")),
 		change.TextValue(change.String, bytes.Repeat([]byte("lorem ipsum "), 7)),
 	}
+}
+
+// BenchmarkRowCopier copies a row of the replay workload, as Write does
+// each queued insert.
+func BenchmarkRowCopier(b *testing.B) {
+	r := replayRow()
 	for _, recycle := range []bool{false, true} {
 		b.Run(fmt.Sprintf("recycle=%v", recycle), func(b *testing.B) {
 			// Groups of 10,000 rows, given back one group later, as

@@ -78,10 +78,7 @@ func (s *Sink) encodeCloned(o *op) bool {
 	if o.c.Before != nil || row == nil || o.plan.versioned() || n == 0 || len(row) > copierVals/4 || o.cols[n-1] >= len(row) {
 		return false
 	}
-	size := 8 * len(row)
-	for i := range row {
-		size += len(row[i].Bytes())
-	}
+	size := rowSize(row)
 	if size > encMaxRow {
 		return false
 	}
@@ -89,12 +86,7 @@ func (s *Sink) encodeCloned(o *op) bool {
 		s.encSlab = s.copier.slab(s.encSlab, need)
 	}
 	rc := &s.copier
-	if cap(rc.vals)-len(rc.vals) < len(row) {
-		rc.newVals()
-	}
-	m := len(rc.vals)
-	rc.vals = rc.vals[:m+len(row)]
-	out := rc.vals[m : m+len(row) : m+len(row)]
+	out := rc.cutVals(len(row))
 	copy(out, row)
 	o.c.After, o.size = out, size
 

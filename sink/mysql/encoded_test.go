@@ -214,14 +214,7 @@ func TestEncodeCloned(t *testing.T) {
 // replay benchmark's table, in two passes (cloneRows, encodeRow) and in
 // one (encodeCloned).
 func BenchmarkQueueInsert(b *testing.B) {
-	r := change.Row{
-		change.IntValue(123456),
-		change.IntValue(977668),
-		change.TextValue(change.Decimal, []byte("234.56")),
-		change.TextValue(change.Datetime, []byte("2028-09-09 10:21:12.000000")),
-		change.TextValue(change.String, []byte("user23456@example.com")),
-		change.TextValue(change.String, bytes.Repeat([]byte("lorem ipsum "), 7)),
-	}
+	r := replayRow()
 	p := &plan{rowStart: -1, rowEnd: -1}
 	cols := []int{0, 1, 2, 3, 4, 5}
 	for _, fused := range []bool{false, true} {
