@@ -203,8 +203,8 @@ func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
 }
 
 // utf8Checker is a sink that checks text as it encodes it (sink/jsonl with
-// its own JSON): the decoder leaves text unchecked for it, so that text is
-// read once rather than twice.
+// its own JSON), or that passes its bytes on for the target to check
+// (sink/mysql, sink/sqltext): the decoder leaves text unchecked for it.
 type utf8Checker interface{ ChecksUTF8() bool }
 
 var errStop = errors.New("pipeline: stop point reached")

@@ -105,7 +105,8 @@ type Decoder struct {
 	// LazyUTF8 leaves text in UTF-8 and ASCII collations (CHAR, VARCHAR,
 	// TEXT) unchecked: such values are change.UncheckedText, for a sink
 	// that checks the text as it encodes it anyway (sink/jsonl), so that
-	// it is read once rather than twice. Other values are as without it.
+	// it is read once rather than twice, or that passes the bytes on as
+	// they are (sink/mysql, sink/sqltext). Other values are as without it.
 	LazyUTF8 bool
 
 	arena   arena

@@ -29,7 +29,7 @@ type converter struct {
 	// lazyUTF8: text in a UTF-8 or ASCII charset becomes
 	// change.UncheckedText, for a sink that checks it as it encodes it
 	// (sink/jsonl: rowevent.Decoder.LazyUTF8 for 'read'), so that it is
-	// read once, not twice.
+	// read once, not twice, or that passes it on as it is (sink/mysql).
 	lazyUTF8 bool
 }
 

@@ -58,6 +58,9 @@ func NewFlashback(w io.Writer, tempDir string, opts Options) (*Flashback, error)
 	return &Flashback{dst: w, opts: opts, tmp: f, tw: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
+// ChecksUTF8 is Sink.ChecksUTF8: text goes into the SQL as it is.
+func (f *Flashback) ChecksUTF8() bool { return true }
+
 func (f *Flashback) record(kind byte, head, body []byte) error {
 	var tr [9]byte
 	binary.LittleEndian.PutUint32(tr[0:], uint32(len(head)))

@@ -74,6 +74,16 @@ func New(w io.Writer, opts Options) *Sink {
 	return s
 }
 
+// ChecksUTF8 reports true: text in a UTF-8 or ASCII collation may come
+// unchecked (rowevent.Decoder.LazyUTF8), and is written as the binlog
+// holds it, byte for byte, in its literal. The server that runs the SQL
+// checks it against the column's charset as it stores it, under the
+// strict sql_mode of SessionSetup: MariaDB's utf8mb4 stores surrogate
+// code points (ED A0 80), which are not UTF-8 to binlogcdc, and refuses
+// bytes that are not utf8mb4 at all. Checked by binlogcdc, both would
+// have become U+FFFD.
+func (s *Sink) ChecksUTF8() bool { return true }
+
 // blindHeader says what this SQL cannot know, having no target to look
 // at (binlogcdc read --to learns it from the target's catalog).
 const blindHeader = `-- It was written without seeing the target, so it cannot check there:
