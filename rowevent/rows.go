@@ -281,7 +281,7 @@ func (d *Decoder) image(data, present []byte, tbl *tablemap.Table, partial bool)
 			continue // Absent: the zero Value
 		}
 		if nulls[k/8]&(1<<(k%8)) != 0 {
-			row[i] = change.NullValue()
+			row[i].PutNull()
 			k++
 			continue
 		}

@@ -69,7 +69,7 @@ func (rc *rowCopier) cloneUpTo(r change.Row, limit int) (_ change.Row, size int,
 				clear(out) // no reference to the decoder's buffers stays
 				return nil, total, false
 			}
-			out[i] = change.RawValue(k, num, rc.copyBytes(b))
+			out[i].PutRaw(k, num, rc.copyBytes(b))
 		}
 	}
 	return out, total, true

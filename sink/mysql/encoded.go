@@ -97,7 +97,7 @@ func (s *Sink) encodeCloned(o *op) bool {
 		kind, num, vb := out[i].Parts()
 		if k == n || o.cols[k] != i {
 			if vb != nil { // not inserted: copied
-				out[i] = change.RawValue(kind, num, rc.copyBytes(vb))
+				out[i].PutRaw(kind, num, rc.copyBytes(vb))
 			}
 			continue
 		}
@@ -114,7 +114,7 @@ func (s *Sink) encodeCloned(o *op) bool {
 			p := len(b)
 			b = append(b, vb...)
 			if vb != nil {
-				out[i] = change.RawValue(kind, num, b[p:len(b):len(b)])
+				out[i].PutRaw(kind, num, b[p:len(b):len(b)])
 			}
 		default:
 			var ok bool
@@ -123,7 +123,7 @@ func (s *Sink) encodeCloned(o *op) bool {
 				return true
 			}
 			if vb != nil {
-				out[i] = change.RawValue(kind, num, rc.copyBytes(vb))
+				out[i].PutRaw(kind, num, rc.copyBytes(vb))
 			}
 		}
 		b[start+2*k], b[start+2*k+1] = t, f
@@ -146,7 +146,7 @@ func (rc *rowCopier) copyInto(out, row change.Row) {
 		if vb != nil {
 			vb = rc.copyBytes(vb)
 		}
-		out[j] = change.RawValue(kind, num, vb)
+		out[j].PutRaw(kind, num, vb)
 	}
 }
 
