@@ -92,6 +92,26 @@ func TestSurrogateText(t *testing.T) {
 		"DELETE FROM n WHERE k = 3",
 		"DELETE FROM t WHERE id = 2",
 	)
+	// A table whose ALTERs recover replays: a longer VARCHAR in the same
+	// character set keeps the text, a VARBINARY takes its bytes.
+	src.Exec(t,
+		"CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(4) CHARACTER SET utf8mb4, c VARCHAR(10) CHARACTER SET utf8mb4)",
+		"INSERT INTO a VALUES (1, X'EDA080', X'EDBFBF41')",
+		"ALTER TABLE a MODIFY v VARCHAR(40) CHARACTER SET utf8mb4, MODIFY c VARBINARY(20)",
+		"INSERT INTO a VALUES (2, CONCAT(X'EDA080', 'z'), X'EDA081')",
+		// A text key, its rows converted by the ALTER, then changed.
+		"CREATE TABLE k (s VARCHAR(10) CHARACTER SET utf8mb4 PRIMARY KEY, n INT)",
+		"INSERT INTO k VALUES ('a', 1), (X'EDA080', 2), ('c', 3)",
+		"ALTER TABLE k MODIFY s VARCHAR(20) CHARACTER SET utf8mb4",
+		"UPDATE k SET n = n + 10",
+		"DELETE FROM k WHERE s = 'c'",
+	)
+	wantK := rpRows(t, src, "SELECT HEX(s), n FROM su.k ORDER BY s")
+	wantA := rpRows(t, src, "SELECT id, HEX(v), HEX(c) FROM su.a ORDER BY id")
+	if !strings.Contains(wantA, `"EDA0807A","EDA081"`) || !strings.Contains(wantA, `"EDA080","EDBFBF41"`) {
+		t.Fatalf("su.a does not hold the surrogates:\n%s", wantA)
+	}
+	src.Exec(t, "DROP TABLE su.a, su.k")
 	state := func(srv *testserver.Server) string {
 		return rpRows(t, srv, "SELECT id, HEX(v), HEX(x) FROM su.t ORDER BY id") + "\n" +
 			rpRows(t, srv, "SELECT HEX(v), k FROM su.n ORDER BY k") + "\n" +
@@ -116,6 +136,26 @@ func TestSurrogateText(t *testing.T) {
 			}
 		})
 	}
+	t.Run("recover", func(t *testing.T) {
+		// The table recovered from the binlog alone, by SQL and --to.
+		dst := testserver.Start(t, testserver.Options{})
+		sql, _ := rpRun(t, 0, "recover", "--table", "su.t", "--incarnation", "1", index)
+		rpMysql(t, dst, append([]byte("CREATE DATABASE su; USE su;\n"), sql...))
+		rpRun(t, 0, "recover", "--table", "su.n", "--incarnation", "1", index, "--to", dst.DSN()+"/")
+		if got := state(dst); got != want {
+			t.Errorf("recovered:\n%s\nwant (source):\n%s", got, want)
+		}
+		sql, _ = rpRun(t, 0, "recover", "--table", "su.a", index)
+		rpMysql(t, dst, append([]byte("USE su;\n"), sql...))
+		if got := rpRows(t, dst, "SELECT id, HEX(v), HEX(c) FROM su.a ORDER BY id"); got != wantA {
+			t.Errorf("recovered su.a:\n%s\nwant (before its DROP):\n%s", got, wantA)
+		}
+		out, errOut := rpRun(t, 0, "recover", "--table", "su.k", index)
+		rpMysql(t, dst, append([]byte("USE su;\n"), out...))
+		if got := rpRows(t, dst, "SELECT HEX(s), n FROM su.k ORDER BY s"); got != wantK || strings.Contains(errOut, "conflict") {
+			t.Errorf("recovered su.k:\n%s\nwant (before its DROP):\n%s\nstderr:\n%s", got, wantK, errOut)
+		}
+	})
 	t.Run("flashback", func(t *testing.T) {
 		// More changes, then the SQL that undoes them, run on a copy of
 		// the source after them: the copy is back at want.

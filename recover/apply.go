@@ -152,6 +152,17 @@ func (r *replayer) Rollback(context.Context) error {
 
 func (r *replayer) Close(context.Context) error { return r.spill.close() }
 
+// ChecksUTF8 reports true: text in a UTF-8 or ASCII collation comes from
+// the decoder as the binlog holds it (change.UncheckedText), and goes
+// into the rebuilt table byte for byte. MariaDB's utf8mb4 stores UTF-8
+// encoded surrogates, which a check of binlogcdc's would turn into
+// U+FFFD. The conversions of an ALTER keep such text only where the new
+// column surely holds it whole (convertValue).
+func (r *replayer) ChecksUTF8() bool { return true }
+
+// ChecksUTF8 is the replayer's.
+func (a *applier) ChecksUTF8() bool { return true }
+
 func (r *Result) addNotes(cv *converter) {
 	r.Notes = append(r.Notes, cv.warnings...)
 	keys := make([]string, 0, len(cv.notes))

@@ -84,8 +84,14 @@ func (s *store) key(row change.Row) (string, bool) {
 		b = append(b, byte(v.Kind()))
 		// Big-endian, so that ascending integer keys (AUTO_INCREMENT)
 		// are ascending bytes: the on-disk store then knows an insert's
-		// key is new without a lookup (diskTable.lookup).
-		b = binary.BigEndian.AppendUint64(b, v.Uint())
+		// key is new without a lookup (diskTable.lookup). A String's
+		// Uint is 0, or a mark of text not checked to be UTF-8 with its
+		// collation (UncheckedText): the same text either way.
+		num := v.Uint()
+		if v.Kind() == change.String {
+			num = 0
+		}
+		b = binary.BigEndian.AppendUint64(b, num)
 		b = binary.AppendUvarint(b, uint64(len(v.Bytes())))
 		b = append(b, v.Bytes()...)
 		return true

@@ -133,6 +133,19 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 		}
 		return change.Float64Value(f), ok
 	case catText:
+		if fc == catText && !utf8.Valid(v.Bytes()) {
+			// Text the source holds but that is not UTF-8 to Go
+			// (MariaDB's utf8mb4 stores surrogates), as the binlog
+			// has it: kept where the new column holds it whole in the
+			// same character set (each character is a byte or more);
+			// else it is not known (the column's zero, reported).
+			b := v.Bytes()
+			fits := len(b) <= maxChars(to) && len(b) <= maxTextBytes(to) && to.Type != mysql.MYSQL_TYPE_STRING
+			if fits && charsetName(from.Collation) == charsetName(to.Collation) && !to.Compressed {
+				return v, true
+			}
+			return implicitDefault(to), false
+		}
 		s, ok := textOf(v, fc, to)
 		cut, ok2 := fitText(s, to)
 		if to.Compressed && cut != s {
@@ -147,6 +160,16 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 		case catBinary:
 			b = append(b, v.Bytes()...)
 		case catText:
+			if !utf8.Valid(v.Bytes()) {
+				// Not UTF-8 to Go: the column's own bytes (surrogates in
+				// utf8mb4), which the server copies into the binary
+				// column as they are.
+				if _, unchecked := v.UncheckedUTF8(); !unchecked {
+					return implicitDefault(to), false
+				}
+				b = append(b, v.Bytes()...)
+				break
+			}
 			var ok bool
 			if b, ok = schemahist.EncodeText(string(v.Bytes()), from.Collation); !ok {
 				return implicitDefault(to), false

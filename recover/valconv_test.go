@@ -105,3 +105,29 @@ func FuzzConvertValue(f *testing.F) {
 		}
 	})
 }
+
+// Text the source holds that is not UTF-8 to Go (MariaDB's utf8mb4 stores
+// surrogates) keeps its bytes where the new column surely holds them, and
+// is otherwise not known (the column's zero), never U+FFFD.
+func TestConvertUncheckedText(t *testing.T) {
+	sur := change.UncheckedText([]byte("a\xed\xa0\x80"), 45) // utf8mb4_general_ci
+	for _, c := range []struct {
+		from, to string
+		want     string // "" with ok false: not known
+	}{
+		{"VARCHAR(4)", "VARCHAR(10)", "a\xed\xa0\x80"},
+		{"VARCHAR(4)", "TEXT", "a\xed\xa0\x80"},
+		{"VARCHAR(4)", "VARBINARY(10)", "a\xed\xa0\x80"},
+		{"VARCHAR(4)", "VARCHAR(3)", ""},                       // might be cut
+		{"VARCHAR(4)", "VARCHAR(10) CHARACTER SET latin1", ""}, // converted by the server
+		{"VARCHAR(4)", "CHAR(10)", ""},
+	} {
+		got, ok := convertValue(sur, col(t, c.from), col(t, c.to), session{})
+		switch {
+		case c.want == "" && ok:
+			t.Errorf("%s → %s: %q said exact", c.from, c.to, got.Bytes())
+		case c.want != "" && (!ok || string(got.Bytes()) != c.want):
+			t.Errorf("%s → %s: %q (ok %v), want %q", c.from, c.to, got.Bytes(), ok, c.want)
+		}
+	}
+}
