@@ -137,10 +137,10 @@ func convertValue(v change.Value, from, to *tablemap.Column, sess session) (chan
 			// Text the source holds but that is not UTF-8 to Go
 			// (MariaDB's utf8mb4 stores surrogates), as the binlog
 			// has it: kept where the new column holds it whole in the
-			// same character set (each character is a byte or more);
-			// else it is not known (the column's zero, reported).
+			// same character set; else it is not known (the column's
+			// zero, reported).
 			b := v.Bytes()
-			fits := len(b) <= maxChars(to) && len(b) <= maxTextBytes(to) && to.Type != mysql.MYSQL_TYPE_STRING
+			fits := utf8Chars(b) <= maxChars(to) && len(b) <= maxTextBytes(to) && to.Type != mysql.MYSQL_TYPE_STRING
 			if fits && charsetName(from.Collation) == charsetName(to.Collation) && !to.Compressed {
 				return v, true
 			}
@@ -508,4 +508,38 @@ func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
 		}
 	}
 	return change.SetValue(mask, []byte(strings.Join(labels, ","))), true
+}
+
+// utf8Chars is how many characters the server counts in b, text of a
+// UTF-8 column that Go does not take for UTF-8 (surrogates, which
+// MariaDB's utf8mb4 stores as any other three bytes): one per sequence of
+// a lead byte and its continuation bytes. Where b is not made of such
+// sequences it is len(b), which no count of the server's exceeds.
+func utf8Chars(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); n++ {
+		size := 0
+		switch c := b[i]; {
+		case c < 0x80:
+			size = 1
+		case c >= 0xc2 && c <= 0xdf:
+			size = 2
+		case c >= 0xe0 && c <= 0xef:
+			size = 3
+		case c >= 0xf0 && c <= 0xf4:
+			size = 4
+		default:
+			return len(b)
+		}
+		if i+size > len(b) {
+			return len(b)
+		}
+		for _, c := range b[i+1 : i+size] {
+			if c&0xc0 != 0x80 {
+				return len(b)
+			}
+		}
+		i += size
+	}
+	return n
 }

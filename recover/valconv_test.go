@@ -118,7 +118,8 @@ func TestConvertUncheckedText(t *testing.T) {
 		{"VARCHAR(4)", "VARCHAR(10)", "a\xed\xa0\x80"},
 		{"VARCHAR(4)", "TEXT", "a\xed\xa0\x80"},
 		{"VARCHAR(4)", "VARBINARY(10)", "a\xed\xa0\x80"},
-		{"VARCHAR(4)", "VARCHAR(3)", ""},                       // might be cut
+		{"VARCHAR(4)", "VARCHAR(2)", "a\xed\xa0\x80"},          // two characters, as the server counts
+		{"VARCHAR(4)", "VARCHAR(1)", ""},                       // cut
 		{"VARCHAR(4)", "VARCHAR(10) CHARACTER SET latin1", ""}, // converted by the server
 		{"VARCHAR(4)", "CHAR(10)", ""},
 	} {
@@ -128,6 +129,21 @@ func TestConvertUncheckedText(t *testing.T) {
 			t.Errorf("%s → %s: %q said exact", c.from, c.to, got.Bytes())
 		case c.want != "" && (!ok || string(got.Bytes()) != c.want):
 			t.Errorf("%s → %s: %q (ok %v), want %q", c.from, c.to, got.Bytes(), ok, c.want)
+		}
+	}
+}
+
+func TestUTF8Chars(t *testing.T) {
+	for _, c := range []struct {
+		b    string
+		want int
+	}{
+		{"", 0}, {"abc", 3}, {"a\xed\xa0\x80", 2}, {"\xed\xa0\x80\xed\xb0\x80", 2},
+		{"\xc3\xa9\xf0\x9f\x98\x80", 2},
+		{"a\x80", 2}, {"\xed\xa0", 2}, {"\xed\xa0a", 3}, {"\xff", 1}, // not sequences: len(b)
+	} {
+		if got := utf8Chars([]byte(c.b)); got != c.want {
+			t.Errorf("utf8Chars(%q) = %d, want %d", c.b, got, c.want)
 		}
 	}
 }
