@@ -196,16 +196,9 @@ type txState struct {
 func New(src binlog.Source, s sink.Sink, opts Options) *Pipeline {
 	p := &Pipeline{src: src, sink: s, opts: opts, tables: map[uint64]*tablemap.Table{}, schemas: tablemap.NewCache()}
 	p.cov = opts.Coverage
-	if u, ok := s.(utf8Checker); ok && u.ChecksUTF8() {
-		p.rows.LazyUTF8 = true
-	}
+	p.rows.LazyUTF8 = sink.ChecksUTF8(s)
 	return p
 }
-
-// utf8Checker is a sink that checks text as it encodes it (sink/jsonl with
-// its own JSON), or that passes its bytes on for the target to check
-// (sink/mysql, sink/sqltext): the decoder leaves text unchecked for it.
-type utf8Checker interface{ ChecksUTF8() bool }
 
 var errStop = errors.New("pipeline: stop point reached")
 

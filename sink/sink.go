@@ -36,3 +36,17 @@ type Sink interface {
 type BatchWriter interface {
 	WriteBatch(ctx context.Context, cs []change.Change) (int, error)
 }
+
+// UTF8Checker is a Sink that checks text as it encodes it (sink/jsonl with
+// its own JSON), or that passes its bytes on for the target to check
+// (sink/mysql, sink/sqltext): the decoder leaves text unchecked for it
+// (change.UncheckedText), so that text that is not UTF-8 to Go (MariaDB's
+// utf8mb4 stores surrogates) reaches it as the binlog holds it, never as
+// U+FFFD. A sink that wraps another says what the one it wraps says.
+type UTF8Checker interface{ ChecksUTF8() bool }
+
+// ChecksUTF8 reports whether s is a UTF8Checker that says so.
+func ChecksUTF8(s Sink) bool {
+	u, ok := s.(UTF8Checker)
+	return ok && u.ChecksUTF8()
+}

@@ -160,9 +160,7 @@ func (s *Source) Copy(ctx context.Context, out sink.Sink, tables []TableInfo, op
 		return nil
 	}
 	var cv converter
-	if u, ok := out.(interface{ ChecksUTF8() bool }); ok && u.ChecksUTF8() {
-		cv.lazyUTF8 = true // as pipeline.New does for 'read'
-	}
+	cv.lazyUTF8 = sink.ChecksUTF8(out) // as pipeline.New does
 	for idx, ti := range tables {
 		name := tableKey(ti.DB, ti.Name)
 		var tc *pipeline.TableCoverage
@@ -364,6 +362,9 @@ func selectSQL(ts *tableSchema, after []change.Value) (string, error) {
 func AsInserts(s sink.Sink) sink.Sink { return insertSink{s} }
 
 type insertSink struct{ sink.Sink }
+
+// ChecksUTF8 is the wrapped sink's (sink.UTF8Checker).
+func (s insertSink) ChecksUTF8() bool { return sink.ChecksUTF8(s.Sink) }
 
 func (s insertSink) Write(ctx context.Context, c *change.Change) error {
 	if c.Op != change.Snapshot {

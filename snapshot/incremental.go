@@ -223,6 +223,10 @@ func (in *Incremental) logf(format string, args ...any) {
 	}
 }
 
+// ChecksUTF8 is its Sink's (sink.UTF8Checker): the chunks' text is read
+// likewise.
+func (in *Incremental) ChecksUTF8() bool { return sink.ChecksUTF8(in.Sink) }
+
 // Write passes c on (the pipeline in front reconciled it with Coverage);
 // a signal is noted.
 func (in *Incremental) Write(ctx context.Context, c *change.Change) error {
@@ -467,6 +471,7 @@ func (in *Incremental) next(ctx context.Context) (read bool, err error) {
 	req := ChunkRequest{DB: ts.DB, Table: ts.Table, After: keyFromJSON(ts.After), Rows: in.rows}
 	inBatch := 0
 	c := change.Change{Op: change.Snapshot, Flags: change.RowsNoForeignKeyChecks, Place: change.PlaceIncremental}
+	in.Reader.cv.lazyUTF8 = sink.ChecksUTF8(in.Sink) // as the pipeline's decoder
 	ch, err := in.Reader.Read(ctx, req, func(got *Chunk) error {
 		c.Table, c.Pos, c.Time, c.GTID = got.Table, got.Pos.Pos(), got.Pos.Time, got.Pos.GTID
 		if got.Whole {

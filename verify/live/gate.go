@@ -51,6 +51,9 @@ type gate struct {
 }
 
 // hold sets held; g.mu is held.
+// ChecksUTF8 is the target's sink's (sink.UTF8Checker).
+func (g *gate) ChecksUTF8() bool { return sink.ChecksUTF8(g.inner) }
+
 func (g *gate) hold() {
 	g.held = true
 	g.heldSince = time.Now()
