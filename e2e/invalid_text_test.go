@@ -223,3 +223,44 @@ func TestInvalidTextRefused(t *testing.T) {
 		}
 	}
 }
+
+// A row holding the ENUM error value runs non-strict in --format sql,
+// --flashback and recover, where the target would store '?' for bytes no
+// charset holds, with a warning only: such a row is refused before
+// anything of it is written.
+func TestInvalidTextEnumErrorRefused(t *testing.T) {
+	src := testserver.Start(t, testserver.Options{})
+	src.Exec(t,
+		"CREATE DATABASE ie", "USE ie",
+		"CREATE TABLE t (id INT PRIMARY KEY, e ENUM('a','b'), v VARCHAR(40) CHARACTER SET utf8mb4)",
+		"SET SESSION sql_mode = ''",
+		"INSERT INTO t VALUES (1, 'nope', 'beforeQQQafter')", // e: the error value
+		"INSERT INTO t VALUES (2, 'nope', 'beforeWWWafter')",
+		"DELETE FROM t WHERE id = 2",
+	)
+	if got := rpRows(t, src, "SELECT id, e + 0 FROM ie.t"); got != `"1","0"` {
+		t.Fatalf("the source does not hold the ENUM error value: %s", got)
+	}
+	files := src.BinlogFiles(t)
+	for _, c := range []struct {
+		old  string
+		args []string
+	}{
+		{"QQQ", []string{"read", "--format", "sql"}},                          // the insert, run non-strict
+		{"WWW", []string{"read", "--flashback"}},                              // the delete's before image, inserted back
+		{"QQQ", []string{"recover", "--table", "ie.t", "--incarnation", "1"}}, // the final row
+	} {
+		bad := patchBinlogs(t, files, []byte(c.old), []byte("\xff\xfe\xff"))
+		out, errOut, code := runCLI(t, nil, append(c.args, bad...)...)
+		if code == 0 || !strings.Contains(errOut, "cannot store") || !strings.Contains(errOut, "`v`") {
+			t.Errorf("%v: exit %d, stderr:\n%s", c.args, code, errOut)
+		}
+		if bytes.Contains(out, []byte("\xff\xfe\xff")) {
+			t.Errorf("%v: the bytes were written:\n%q", c.args, out)
+		}
+		// The same binlog unpatched goes through.
+		if _, errOut, code := runCLI(t, nil, append(c.args, files...)...); code != 0 {
+			t.Errorf("%v, unpatched: exit %d:\n%s", c.args, code, errOut)
+		}
+	}
+}

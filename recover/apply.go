@@ -435,6 +435,9 @@ func WriteSQL(w io.Writer, header []string, s *Schema, db string, rows *Rows) er
 	}
 	err := rows.Each(func(row change.Row) error {
 		if enumError(row) {
+			if i := sqltext.NotStored(row, nil); i >= 0 {
+				return sqltext.NotStoredError(s.Final, i)
+			}
 			relaxed++
 			return nil
 		}

@@ -113,6 +113,9 @@ func (f *Flashback) Write(_ context.Context, c *change.Change) error {
 		}
 		cols := Columns(nil, c.Before, nil)
 		if EnumErrors(c.Before, cols) > 0 {
+			if i := NotStored(c.Before, cols); i >= 0 { // nonstrict.go
+				return rowError(c, NotStoredError(t, i))
+			}
 			f.b.Insert("INSERT", t, cols, c.Before)
 			break
 		}
@@ -142,6 +145,9 @@ func (f *Flashback) Write(_ context.Context, c *change.Change) error {
 		return rowError(c, err)
 	}
 	if c.Op != change.Insert && EnumErrors(c.Before, Columns(nil, c.Before, nil)) > 0 {
+		if i := NotStored(c.Before, nil); i >= 0 { // nonstrict.go
+			return rowError(c, NotStoredError(t, i))
+		}
 		return f.record(recStmt, nil, nonStrict(f.b.SQL))
 	}
 	return f.record(recStmt, nil, f.b.SQL)

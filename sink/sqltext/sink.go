@@ -408,6 +408,9 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 	}
 	stmt := s.b.SQL
 	if c.After != nil && op != change.Delete && EnumErrors(c.After, Columns(nil, c.After, sh.ins)) > 0 {
+		if i := NotStored(c.After, Columns(nil, c.After, sh.ins)); i >= 0 { // nonstrict.go
+			return rowError(c, NotStoredError(t, i))
+		}
 		stmt = nonStrict(stmt)
 	}
 	if at.IsAbsent() {
