@@ -21,21 +21,22 @@ func TestSurrogateTextStream(t *testing.T) {
 	src.Exec(t,
 		"CREATE DATABASE su", "CREATE DATABASE ctl",
 		"CREATE TABLE ctl.signal (id INT AUTO_INCREMENT PRIMARY KEY, type VARCHAR(32) NOT NULL, data TEXT)",
-		"CREATE TABLE su.t (id INT PRIMARY KEY, v VARCHAR(40) CHARACTER SET utf8mb4, x TEXT CHARACTER SET utf8mb3)",
-		"INSERT INTO su.t VALUES (1, X'EDA080', X'EDBFBF'), (2, CONCAT('a', X'EDB080', 'b'), 'plain')",
+		"CREATE TABLE su.t (id INT PRIMARY KEY, v VARCHAR(40) CHARACTER SET utf8mb4, x TEXT CHARACTER SET utf8mb3,"+
+			" c TEXT COMPRESSED CHARACTER SET utf8mb4)",
+		"INSERT INTO su.t VALUES (1, X'EDA080', X'EDBFBF', REPEAT(X'EDA080', 50)), (2, CONCAT('a', X'EDB080', 'b'), 'plain', X'EDBFBF')",
 	)
 	state := func(srv *testserver.Server) string {
 		if n := srv.QueryStrings(t, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'su' AND TABLE_NAME = 't'"); *n[0][0] == "0" {
 			return "(no su.t)"
 		}
-		return rpRows(t, srv, "SELECT id, HEX(v), HEX(x) FROM su.t ORDER BY id") + "\n" +
+		return rpRows(t, srv, "SELECT id, HEX(v), HEX(x), HEX(c) FROM su.t ORDER BY id") + "\n" +
 			rpRows(t, srv, "CHECKSUM TABLE su.t")
 	}
 	next := 10
 	change := func(t *testing.T) {
 		next++
 		src.Exec(t,
-			fmt.Sprintf("INSERT INTO su.t VALUES (%d, CONCAT(X'EDA081', '%d'), X'EDB0BF')", next, next),
+			fmt.Sprintf("INSERT INTO su.t VALUES (%d, CONCAT(X'EDA081', '%d'), X'EDB0BF', REPEAT(X'EDB0BF', %d))", next, next, next),
 			fmt.Sprintf("UPDATE su.t SET v = CONCAT(v, X'EDA180') WHERE id = %d", next))
 	}
 	// equal waits for the target to hold the source's rows, which hold

@@ -24,5 +24,8 @@ func (d *CellDecoder) Decode(data []byte, col *tablemap.Column) (change.Value, e
 	return v, nil
 }
 
+// SetLazyUTF8 is Decoder.LazyUTF8 for the cells decoded from now on.
+func (d *CellDecoder) SetLazyUTF8(on bool) { d.a.lazyUTF8 = on }
+
 // Reset lets the decoder reuse its memory: values from before are invalid.
 func (d *CellDecoder) Reset() { d.a.reset() }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
 
@@ -88,6 +89,9 @@ func decodeCompressedString(a *arena, data []byte, col *tablemap.Column) (change
 	}
 	if col.IsBinary() {
 		return change.TextValue(change.Bytes, raw), n, nil
+	}
+	if a.lazyUTF8 && charset.IsUTF8Compatible(col.Collation) {
+		return change.UncheckedText(raw, col.Collation), n, nil // as decodeString
 	}
 	text, err := toUTF8(a, col.Collation, raw)
 	if err != nil {

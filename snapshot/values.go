@@ -159,6 +159,7 @@ func (cv *converter) cellValue(col *tablemap.Column, raw []byte) (change.Value, 
 	// the binlog logs them.
 	// Each cell goes after the row's earlier ones: their values may point
 	// into them (a grown buffer leaves the old one to them).
+	cv.dec.SetLazyUTF8(cv.lazyUTF8) // COMPRESSED text, as the binlog's
 	at := len(cv.cell)
 	switch col.Type {
 	case mysql.MYSQL_TYPE_BIT:

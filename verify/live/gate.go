@@ -50,10 +50,10 @@ type gate struct {
 	chunkHeld, maxHeld time.Duration
 }
 
-// hold sets held; g.mu is held.
 // ChecksUTF8 is the target's sink's (sink.UTF8Checker).
 func (g *gate) ChecksUTF8() bool { return sink.ChecksUTF8(g.inner) }
 
+// hold sets held; g.mu is held.
 func (g *gate) hold() {
 	g.held = true
 	g.heldSince = time.Now()
