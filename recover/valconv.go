@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/charset"
 	"github.com/binlogcdc/binlogcdc/schemahist"
 	"github.com/binlogcdc/binlogcdc/tablemap"
 )
@@ -512,34 +513,17 @@ func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
 
 // utf8Chars is how many characters the server counts in b, text of a
 // UTF-8 column that Go does not take for UTF-8 (surrogates, which
-// MariaDB's utf8mb4 stores as any other three bytes): one per sequence of
-// a lead byte and its continuation bytes. Where b is not made of such
-// sequences it is len(b), which no count of the server's exceeds.
+// MariaDB's utf8mb4 stores as any other three bytes; charset.UTF8SeqLen).
+// Where b is not made of such characters it is len(b), which no count of
+// the server's exceeds.
 func utf8Chars(b []byte) int {
 	n := 0
 	for i := 0; i < len(b); n++ {
-		size := 0
-		switch c := b[i]; {
-		case c < 0x80:
-			size = 1
-		case c >= 0xc2 && c <= 0xdf:
-			size = 2
-		case c >= 0xe0 && c <= 0xef:
-			size = 3
-		case c >= 0xf0 && c <= 0xf4:
-			size = 4
-		default:
+		k := charset.UTF8SeqLen(b[i:], 4)
+		if k == 0 {
 			return len(b)
 		}
-		if i+size > len(b) {
-			return len(b)
-		}
-		for _, c := range b[i+1 : i+size] {
-			if c&0xc0 != 0x80 {
-				return len(b)
-			}
-		}
-		i += size
+		i += k
 	}
 	return n
 }

@@ -113,10 +113,7 @@ func (f *Flashback) Write(_ context.Context, c *change.Change) error {
 		}
 		cols := Columns(nil, c.Before, nil)
 		if EnumErrors(c.Before, cols) > 0 {
-			if i := NotStored(c.Before, cols); i >= 0 { // nonstrict.go
-				return rowError(c, NotStoredError(t, i))
-			}
-			f.b.Insert("INSERT", t, cols, c.Before)
+			f.b.Insert("INSERT", t, cols, c.Before) // checked below (NotStored)
 			break
 		}
 		f.b.InsertHead("INSERT", t, cols)

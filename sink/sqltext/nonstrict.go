@@ -45,35 +45,15 @@ func storable(v *change.Value) bool {
 	return wellFormed(v.Bytes(), maxLen)
 }
 
-// wellFormed reports whether b is made of UTF-8 sequences of at most
-// maxLen bytes as MariaDB's utf8mb3/utf8mb4 check them: no overlong forms
-// and nothing above U+10FFFF, but surrogates (ED A0..BF ..) allowed.
+// wellFormed reports whether b is made of characters of at most maxLen
+// bytes as MariaDB's utf8mb3/utf8mb4 check them (charset.UTF8SeqLen).
 func wellFormed(b []byte, maxLen int) bool {
-	cont := func(c byte) bool { return c&0xc0 == 0x80 }
 	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c < 0x80:
-			i++
-			continue
-		case c >= 0xc2 && c <= 0xdf && maxLen >= 2:
-			if i+1 < len(b) && cont(b[i+1]) {
-				i += 2
-				continue
-			}
-		case c >= 0xe0 && c <= 0xef && maxLen >= 3:
-			if i+2 < len(b) && cont(b[i+1]) && cont(b[i+2]) && (c >= 0xe1 || b[i+1] >= 0xa0) {
-				i += 3
-				continue
-			}
-		case c >= 0xf0 && c <= 0xf4 && maxLen >= 4:
-			if i+3 < len(b) && cont(b[i+1]) && cont(b[i+2]) && cont(b[i+3]) &&
-				(c >= 0xf1 || b[i+1] >= 0x90) && (c <= 0xf3 || b[i+1] <= 0x8f) {
-				i += 4
-				continue
-			}
+		n := charset.UTF8SeqLen(b[i:], maxLen)
+		if n == 0 {
+			return false
 		}
-		return false
+		i += n
 	}
 	return true
 }

@@ -407,11 +407,13 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		return rowError(c, err)
 	}
 	stmt := s.b.SQL
-	if c.After != nil && op != change.Delete && EnumErrors(c.After, Columns(nil, c.After, sh.ins)) > 0 {
-		if i := NotStored(c.After, Columns(nil, c.After, sh.ins)); i >= 0 { // nonstrict.go
-			return rowError(c, NotStoredError(t, i))
+	if c.After != nil && op != change.Delete {
+		if cols := Columns(nil, c.After, sh.ins); EnumErrors(c.After, cols) > 0 {
+			if i := NotStored(c.After, cols); i >= 0 { // nonstrict.go
+				return rowError(c, NotStoredError(t, i))
+			}
+			stmt = nonStrict(stmt)
 		}
-		stmt = nonStrict(stmt)
 	}
 	if at.IsAbsent() {
 		s.w.stmt(stmt)
