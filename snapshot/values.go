@@ -38,6 +38,7 @@ type converter struct {
 // then appended cost 12% of the snapshot's client CPU in copies).
 func (cv *converter) convert(ts *tableSchema, cells []textCell) (change.Row, error) {
 	cv.dec.Reset()
+	cv.dec.SetLazyUTF8(cv.lazyUTF8) // COMPRESSED text, as the binlog's
 	cv.cell = cv.cell[:0]
 	if cap(cv.row) < len(cells) {
 		cv.row = make(change.Row, len(cells))
@@ -159,7 +160,6 @@ func (cv *converter) cellValue(col *tablemap.Column, raw []byte) (change.Value, 
 	// the binlog logs them.
 	// Each cell goes after the row's earlier ones: their values may point
 	// into them (a grown buffer leaves the old one to them).
-	cv.dec.SetLazyUTF8(cv.lazyUTF8) // COMPRESSED text, as the binlog's
 	at := len(cv.cell)
 	switch col.Type {
 	case mysql.MYSQL_TYPE_BIT:
