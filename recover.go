@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/binlogcdc/binlogcdc/archive"
 	"github.com/binlogcdc/binlogcdc/binlog"
 	"github.com/binlogcdc/binlogcdc/change"
+	"github.com/binlogcdc/binlogcdc/internal/outfile"
 	"github.com/binlogcdc/binlogcdc/pipeline"
 	recovery "github.com/binlogcdc/binlogcdc/recover"
 	mysqlsink "github.com/binlogcdc/binlogcdc/sink/mysql"
@@ -61,7 +61,7 @@ func (o *RecoverOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.StopPosition, "stop-position", "", "stop before the first transaction that starts at or after `FILE:POS`")
 	f.StringVar(&o.StartDatetime, "start-datetime", "", "skip transactions that started before `TIME` (UTC: '2024-06-15 12:00:00' or RFC 3339)")
 	f.StringVar(&o.StopDatetime, "stop-datetime", "", "stop at the first transaction that started at or after `TIME` (UTC)")
-	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout")
+	f.StringVarP(&o.Output, "output", "o", "", "write the SQL to `FILE` instead of stdout, whole or not at all (renamed into place when complete; on an error FILE keeps what it held)")
 	f.StringVar(&o.To, "to", "", "restore into this server instead of printing SQL: `mysql://user@host:port/` (port 3306 when left out; changes are applied exactly once, conflicts are never silent)")
 	f.StringVar(&o.ToPasswordFile, "to-password-file", "", "read the --to password from `FILE` (first line); else the DSN's password")
 	f.StringVar(&o.ToSSLMode, "to-ssl-mode", "preferred", "TLS to the --to server: disabled, preferred, required, verify-ca or verify-identity")
@@ -246,13 +246,15 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	}
 	defer rows.Close()
 	out := stdout
+	var file *outfile.File
 	if o.Output != "" {
-		f, err := os.Create(o.Output)
-		if err != nil {
+		// Whole or not at all: an error after the first INSERT leaves
+		// the path as it was (internal/outfile).
+		if file, err = outfile.Create(o.Output); err != nil {
 			return err
 		}
-		defer f.Close()
-		out = f
+		defer file.Abort()
+		out = file
 	}
 	header := []string{
 		fmt.Sprintf("binlogcdc recover: %s.%s, incarnation #%d of %d, as %s", ro.DB, ro.Table, inc.N, len(h.Incarnations), tablemap.QuoteIdent(outDB)+"."+tablemap.QuoteIdent(outName)),
@@ -267,8 +269,8 @@ func runRecover(ctx context.Context, o RecoverOptions, files []string, stdout, s
 	if err := recovery.WriteSQL(out, header, s, outDB, rows); err != nil {
 		return err
 	}
-	if o.Output != "" {
-		if err := out.(*os.File).Close(); err != nil {
+	if file != nil {
+		if err := file.Commit(); err != nil {
 			return err
 		}
 	}

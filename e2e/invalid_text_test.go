@@ -259,8 +259,32 @@ func TestInvalidTextEnumErrorRefused(t *testing.T) {
 			t.Errorf("%v: the bytes were written:\n%q", c.args, out)
 		}
 		// The same binlog unpatched goes through.
-		if _, errOut, code := runCLI(t, nil, append(c.args, files...)...); code != 0 {
+		good, errOut, code := runCLI(t, nil, append(c.args, files...)...)
+		if code != 0 {
 			t.Errorf("%v, unpatched: exit %d:\n%s", c.args, code, errOut)
+		}
+		if c.args[0] != "recover" {
+			continue
+		}
+		// recover -o FILE: the refusal comes after the CREATE TABLE was
+		// written; FILE keeps what it held, and no temporary file stays.
+		dir := t.TempDir()
+		o := filepath.Join(dir, "t.sql")
+		os.WriteFile(o, []byte("-- an earlier recovery\n"), 0o644)
+		if _, errOut, code := runCLI(t, nil, append(append(c.args, "-o", o), bad...)...); code == 0 {
+			t.Errorf("recover -o, patched: exit 0:\n%s", errOut)
+		}
+		if got, _ := os.ReadFile(o); string(got) != "-- an earlier recovery\n" {
+			t.Errorf("recover -o, refused: the file holds:\n%s", got)
+		}
+		if es, _ := os.ReadDir(dir); len(es) != 1 {
+			t.Errorf("recover -o, refused: the directory holds %d entries", len(es))
+		}
+		if _, errOut, code := runCLI(t, nil, append(append(c.args, "-o", o), files...)...); code != 0 {
+			t.Errorf("recover -o, unpatched: exit %d:\n%s", code, errOut)
+		}
+		if got, _ := os.ReadFile(o); !bytes.Equal(got, good) {
+			t.Errorf("recover -o wrote:\n%s\nstdout had:\n%s", got, good)
 		}
 	}
 }
