@@ -22,7 +22,8 @@
 #             seconds, and the seconds the target's connection thread ran,
 #             waited for a CPU and was blocked (its schedstat: on a busy
 #             machine, the share of the wall time that is the machine's);
-#             then the same with --parallel 2, and with
+#             then the same with --parallel 2 (and, as its reference,
+#             two LOAD DATA INFILE of halves of the rows at once), and with
 #             --load-data (LOAD DATA INFILE measured again beside each,
 #             and binlogcdc read of the binlog, whose CPU the replay's is
 #             compared with). Alone: bench/compare.sh loaddata (REPLAY_FLAGS are
@@ -140,6 +141,7 @@ loaddata() {
 		echo " $(conn_sched "$RES/.s0" "$RES/.s1" "$(tail -1 "$RES/ld-load$tag" | cut -d' ' -f1)")" >>"$RES/ld-load$tag"
 		mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
 		mdb_stop "$MDB_PID"
+		case " ${REPLAY_FLAGS:-} " in *" --parallel "*) loaddata_halves "$d" "$tag" ;; esac
 		log "loaddata run $i: replay $(tail -1 "$RES/ld-replay$tag"), LOAD DATA $(tail -1 "$RES/ld-load$tag") (wall, server CPU, binlogcdc CPU, and the server's connection thread: running, waiting for a CPU, blocked; load $(cut -d' ' -f1 /proc/loadavg))"
 	done
 	rm -rf "$BENCH_DIR/target-c" "$BENCH_DIR/target-d"
@@ -150,21 +152,53 @@ loaddata() {
 	local rw lw
 	rw=$(median "$RES/ld-replay$tag")
 	lw=$(median "$RES/ld-load$tag")
-	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2) read_cpu=$(median "$RES/ld-read$tag")" >"$RES/loaddata$tag.kv"
-	local split=
+	local lw2=
+	[ -s "$RES/ld-halves$tag" ] && lw2=$(median "$RES/ld-halves$tag")
+	echo "ratio=$(ratio "$lw" "$rw") replay=$rw load=$lw halves_ratio=$(ratio "$lw" "$lw2") replay_cpu=$(median "$RES/ld-replay$tag" 3) replay_server_cpu=$(median "$RES/ld-replay$tag" 2) load_server_cpu=$(median "$RES/ld-load$tag" 2) read_cpu=$(median "$RES/ld-read$tag")" >"$RES/loaddata$tag.kv"
+	local split= halves=
+	[ -s "$RES/ld-halves$tag" ] && halves=$(printf '\n%s' \
+		"$(row "LOAD DATA INFILE of two halves at once (two connections)" "$(median "$RES/ld-halves$tag")" "server $(median "$RES/ld-halves$tag" 2) s: $(ratio "$lw" "$(median "$RES/ld-halves$tag")")x one LOAD DATA's speed, the server's own gain from a second connection")")
 	[ -s "$RES/ld-split$tag" ] && split=$(printf '\n%s\n%s' \
 		"$(row "  of which the 1M inserts (run stopped before UPDATEs)" "" "server $(median "$RES/ld-split$tag" 1) s, binlogcdc $(median "$RES/ld-split$tag" 3) s")" \
 		"$(row "  and the 110k updates and deletes (run resumed)" "" "server $(median "$RES/ld-split$tag" 2) s, binlogcdc $(median "$RES/ld-split$tag" 4) s")")
 	cat <<-EOF
 	replay of $(basename "$d")/replay.binlog ($(case ${RTX:-1000} in 1) echo "1.11M one-row transactions" ;; 1000) echo "transactions of 1000 inserts, 100 updates or 10 deletes" ;; *) echo "INSERT ... SELECT transactions of ${RTX} rows, one 100k-row UPDATE, one 10k-row DELETE" ;; esac)) vs LOAD DATA INFILE of its final rows (fresh servers, median of $REPLAY_RUNS; wall s, target server CPU s, binlogcdc CPU s)
 	$(row "binlogcdc read --to mysql:// ${REPLAY_FLAGS:-}" "$rw" "server $(median "$RES/ld-replay$tag" 2) s, binlogcdc $(median "$RES/ld-replay$tag" 3) s")$split
-	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")
+	$(row "LOAD DATA INFILE" "$lw" "server $(median "$RES/ld-load$tag" 2) s")$halves
 	  the target's connection thread (its busiest with --parallel): ran / waited for a CPU / blocked, s
 	$(row "  binlogcdc read --to mysql://" "" "$(median "$RES/ld-replay$tag" 4) / $(median "$RES/ld-replay$tag" 5) / $(median "$RES/ld-replay$tag" 6)")
 	$(row "  LOAD DATA INFILE" "" "$(median "$RES/ld-load$tag" 4) / $(median "$RES/ld-load$tag" 5) / $(median "$RES/ld-load$tag" 6)")
 	$(row "binlogcdc read > /dev/null, beside each replay" "" "$(median "$RES/ld-read$tag") CPU-s: replay's CPU $(ratio "$(median "$RES/ld-replay$tag" 3)" "$(median "$RES/ld-read$tag")")x read's")
 	  replay runs at $(ratio "$lw" "$rw")x LOAD DATA's speed; CHECKSUM TABLE rb.t equal to the source's ($want) on every target
 	EOF
+}
+
+# loaddata_halves DIR TAG (with --parallel): the reference for a replay
+# on two connections. The final rows in two halves (alternate runs of
+# 1024 ids, so that each half fills pages of its own, as a replay's
+# transactions of consecutive ids do), loaded at once by two LOAD DATA
+# INFILE into a fresh server; appends "wall server_cpu" to
+# $RES/ld-halves$TAG. Its speed against one LOAD DATA is what the server
+# itself gains from a second connection on this machine.
+loaddata_halves() {
+	local d=$1 tag=$2 t0 t1 c0 c1 p
+	if [ ! -s "$d/half-b.tsv" ] || [ "$d/half-b.tsv" -ot "$d/final.tsv" ]; then
+		awk -F'\t' -v a="$d/half-a.tsv" -v b="$d/half-b.tsv" '{ if (int($1 / 1024) % 2) print > a; else print > b }' "$d/final.tsv"
+	fi
+	mdb_start "$BENCH_DIR/target-h"
+	mdb <"$d/schema.sql"
+	c0=$(server_cpu "$MDB_PID")
+	t0=$(date +%s.%N)
+	mdb -e "LOAD DATA INFILE '$d/half-a.tsv' INTO TABLE rb.t" &
+	p=$!
+	mdb -e "LOAD DATA INFILE '$d/half-b.tsv' INTO TABLE rb.t"
+	wait "$p"
+	t1=$(date +%s.%N)
+	c1=$(server_cpu "$MDB_PID")
+	echo "$t0 $t1 $c0 $c1" | awk '{printf "%.3f %.2f\n", $2-$1, $4-$3}' >>"$RES/ld-halves$tag"
+	mdb -e 'CHECKSUM TABLE rb.t' | cut -f2 >>"$RES/ld-sum$tag"
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/target-h"
 }
 
 # loaddata_split DIR TAG (LD_SPLIT=1): the same replay into another fresh
@@ -236,6 +270,7 @@ summary() {
 		-bulk:"50,000-row INSERT ... SELECT, one connection":0.8 -bulkparallel:"50,000-row INSERT ... SELECT, --parallel 2":1.0; do
 		IFS=: read -r tag r v <<<"$k"
 		row "replay vs LOAD DATA INFILE: $r" "$(kv "$RES/loaddata$tag.kv" ratio)x" ">= ${v}x: $(verdict "$(kv "$RES/loaddata$tag.kv" ratio)" "$v" ge)"
+		case $tag in *parallel) row "  two LOAD DATA of halves at once vs one (the server's own gain)" "$(kv "$RES/loaddata$tag.kv" halves_ratio)x" "(reference)" ;; esac
 	done
 	row "the same with --load-data (LOAD DATA LOCAL)" "$(kv "$RES/loaddata-loaddata.kv" ratio)x" "(for comparison)"
 	c=$(ratio "$(kv "$RES/loaddata.kv" replay_cpu)" "$(kv "$RES/loaddata.kv" read_cpu)")
