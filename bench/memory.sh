@@ -19,6 +19,8 @@
 #             1000) and recover --to mysql:// of one INSERT of a
 #             $BIG_ROW_MB MB (default 200) LONGBLOB row: each should stay
 #             within twice the row and a constant
+#   wide      read FILE --to mysql:// on one connection and --parallel 2
+#             of rows of 100 KB and of rows of 200 columns (below)
 #
 # Prints one line per measurement. Inputs are cached under $BENCH_DIR.
 # Run alone (bench/memory.sh) or from bench/compare.sh.
@@ -132,3 +134,60 @@ printf '  recover --to mysql://, one %d MB LONGBLOB row             %7s MiB   (t
 kvout "bigrow_recover_to_mib=$(mib "$(cat "$d/time")")"
 mdb_stop "$MDB_PID"
 rm -rf "$BENCH_DIR/bigrow-dst"
+
+# Wide rows: peak RSS of read --to mysql:// on one connection and with
+# --parallel 2, of 3,000 rows of 100 KB (a MEDIUMTEXT) in 10-row
+# transactions, and of 20,000 200-column rows in 100-row transactions
+# (then 10,000 updated, 5,000 deleted). Each is under --parallel's
+# bounds of a transaction queued whole (1000 rows, 4 MiB), so it is
+# queued for a worker whole, and what a worker's queue holds is bounded
+# by its bytes as well as by its count of jobs.
+d=$BENCH_DIR/wide
+if [ ! -f "$d/fat.binlog" ] || [ ! -f "$d/wide.binlog" ]; then
+	log "generating binlogs of wide rows"
+	mkdir -p "$d"
+	mdb_start "$BENCH_DIR/wide-src" "${mdb_binlog_flags[@]}"
+	mdb -e 'FLUSH BINARY LOGS'
+	f=$(mdb -e 'SHOW MASTER STATUS' | cut -f1)
+	mdb -e "CREATE DATABASE f; CREATE TABLE f.t (id INT PRIMARY KEY, a INT, m MEDIUMTEXT)"
+	for s in $(seq 0 10 2999); do
+		echo "INSERT INTO t SELECT seq, seq, REPEAT(CHAR(65 + seq % 26), 100000) FROM seq_$((s + 1))_to_$((s + 10));"
+	done | mdb f
+	mdb -e 'FLUSH BINARY LOGS'
+	cp "$BENCH_DIR/wide-src/$f" "$d/fat.binlog"
+	f=$(mdb -e 'SHOW MASTER STATUS' | cut -f1)
+	cols="id INT PRIMARY KEY" sel=seq
+	for i in $(seq 1 200); do
+		case $((i % 5)) in
+		0) cols="$cols, c$i INT" sel="$sel, seq*$i" ;;
+		1) cols="$cols, c$i VARCHAR(20)" sel="$sel, CONCAT('v', seq, '-', $i)" ;;
+		2) cols="$cols, c$i DECIMAL(10,2)" sel="$sel, seq/100" ;;
+		3) cols="$cols, c$i DATETIME" sel="$sel, '2024-01-01' + INTERVAL seq SECOND" ;;
+		4) cols="$cols, c$i BIGINT" sel="$sel, NULL" ;;
+		esac
+	done
+	mdb -e "CREATE DATABASE w; CREATE TABLE w.t ($cols)"
+	for s in $(seq 0 100 19999); do
+		echo "INSERT INTO t SELECT $sel FROM seq_$((s + 1))_to_$((s + 100));"
+	done | mdb w
+	mdb -e "UPDATE w.t SET c5 = c5 + 1 WHERE id % 2 = 0; DELETE FROM w.t WHERE id % 4 = 0"
+	mdb -e 'FLUSH BINARY LOGS'
+	cp "$BENCH_DIR/wide-src/$f" "$d/wide.binlog"
+	mdb_stop "$MDB_PID"
+	rm -rf "$BENCH_DIR/wide-src"
+fi
+for b in fat wide; do
+	for par in 1 2; do
+		mdb_start "$BENCH_DIR/wide-dst"
+		/usr/bin/time -f '%M' -o "$d/time" "$BIN/binlogcdc" read "$d/$b.binlog" --to "mysql://root@127.0.0.1:$MDB_PORT/" --parallel $par 2>"$d/to.log" ||
+			{ cat "$d/to.log" >&2; exit 1; }
+		case $b in
+		fat) what="3,000 rows of 100 KB, 10 a transaction" ;;
+		wide) what="20,000 rows of 200 columns, 100 a tx" ;;
+		esac
+		printf '  read --to mysql:// --parallel %d, %-38s %7s MiB\n' $par "$what" "$(mib "$(cat "$d/time")")"
+		kvout "${b}_parallel${par}_mib=$(mib "$(cat "$d/time")")"
+		mdb_stop "$MDB_PID"
+		rm -rf "$BENCH_DIR/wide-dst"
+	done
+done

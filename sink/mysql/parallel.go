@@ -67,6 +67,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
@@ -111,6 +112,7 @@ type Parallel struct {
 	lastLen   int // len(buf) of the last transaction, for the next one's
 	copier    rowCopier
 	bufBytes  int
+	bufMem    int  // what buf holds in memory (parallel_queue.go)
 	part      int  // its partition: -1 none yet
 	multi     bool // its keys fall into several partitions
 	nokey     bool // some change has no usable key (or is a DDL)
@@ -145,8 +147,11 @@ type worker struct {
 	started  bool         // its goroutine runs
 	pend     []item       // queued, not yet handed over (dispatch)
 	pendRows int
-	histSent uint64 // the generation of the schema history it was handed last (0: none)
-	err      error  // owned by the worker goroutine
+	pendMem  int           // what pend's rows hold in memory (parallel_queue.go)
+	queueMem atomic.Int64  // ... and those handed over and not yet written to its Sink
+	took     chan struct{} // a job was written (or dropped): room in the queue
+	histSent uint64        // the generation of the schema history it was handed last (0: none)
+	err      error         // owned by the worker goroutine
 
 	queued uint64      // items queued so far (the coordinator's; parallel_recycle.go)
 	m      workerMarks // its notes of the ops its items were (parallel_recycle.go)
@@ -156,6 +161,7 @@ type worker struct {
 // maybe a commit of its open target transaction.
 type job struct {
 	items []item
+	mem   int        // what its rows hold in memory (parallel_queue.go)
 	flush bool       // then commit the open target transaction
 	ack   chan error // and say so
 	fin   *flushDone // or say so to whoever waits for it (parallel_wait.go)
@@ -168,6 +174,7 @@ type item struct {
 	tx      *change.TxEnd   // and commit them as this transaction
 	txHist  []byte          // with this schema history (nil: the one it has)
 	seq     uint64          // its number among the worker's items, from 1
+	mem     int             // what its changes hold in memory
 	deps    []*flushDone    // other workers' commits to wait for first
 }
 
@@ -244,6 +251,7 @@ func (p *Parallel) run(ctx context.Context, w *worker) {
 				p.giveBack(j.items) // parallel_recycle.go
 			}
 		}
+		w.release(j.mem) // parallel_queue.go
 		if j.ack != nil {
 			j.ack <- w.err
 		}
@@ -334,7 +342,7 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd, d
 		w.sent = end
 	}
 	if tx != nil {
-		it.changes, it.tx, it.deps = changes, tx, deps
+		it.changes, it.tx, it.deps, it.mem = changes, tx, deps, p.bufMem
 		it.txHist = p.hist.nextFor(w)
 		w.sent = *tx
 	}
@@ -345,7 +353,8 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd, d
 	it.seq = w.queued
 	w.pend = append(w.pend, it)
 	w.pendRows += len(changes)
-	if w.pendRows >= batchRows || len(w.pend) >= batchTxs {
+	w.pendMem += it.mem
+	if w.pendRows >= batchRows || len(w.pend) >= batchTxs || w.pendMem >= batchMem {
 		p.dispatch(w, job{})
 	}
 }
@@ -381,6 +390,7 @@ func (p *Parallel) Write(ctx context.Context, c *change.Change) error {
 	}
 	p.buf = append(p.buf, o)
 	p.bufBytes += n1 + n2 + len(c.SQL)
+	p.bufMem += changeMem(&o, n1+n2)
 	p.classify(&p.buf[len(p.buf)-1])
 	if len(p.buf) > parallelMaxRows || p.bufBytes > parallelMaxBytes {
 		// Too large to hold: worker 0's, applied as it comes.

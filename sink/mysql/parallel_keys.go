@@ -110,7 +110,7 @@ func (p *Parallel) resetTx() {
 	if len(p.buf) > 0 {
 		p.lastLen = len(p.buf)
 	}
-	p.buf, p.bufBytes, p.part, p.multi, p.nokey, p.keys = nil, 0, -1, false, false, p.keys[:0]
+	p.buf, p.bufBytes, p.bufMem, p.part, p.multi, p.nokey, p.keys = nil, 0, 0, -1, false, false, p.keys[:0]
 	p.unsafe, p.streaming, p.skip = false, false, false
 }
 

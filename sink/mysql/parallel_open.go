@@ -61,7 +61,7 @@ func OpenParallel(ctx context.Context, cfg Config, opts Options, n int) (*Parall
 		// The worker queues its next group while the last one is
 		// applied (background.go).
 		s.Background()
-		w := &worker{s: s, id: k, jobs: make(chan job, workerQueue), done: make(chan struct{}), sent: change.TxEnd{Next: s.cp.Next}}
+		w := &worker{s: s, id: k, jobs: make(chan job, workerQueue), done: make(chan struct{}), took: make(chan struct{}, 1), sent: change.TxEnd{Next: s.cp.Next}}
 		p.w = append(p.w, w)
 		p.cp = append(p.cp, s.cp.Next)
 		p.inflight = append(p.inflight, keySet{})

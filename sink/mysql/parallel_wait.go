@@ -48,9 +48,10 @@ func (p *Parallel) dispatch(w *worker, j job) {
 	if len(w.pend) == 0 && !j.flush {
 		return
 	}
-	j.items = w.pend
+	j.items, j.mem = w.pend, w.pendMem
+	p.room(w, j.mem) // parallel_queue.go
 	w.jobs <- j
-	w.pend, w.pendRows = nil, 0
+	w.pend, w.pendRows, w.pendMem = nil, 0, 0
 }
 
 // wait has worker k commit all it was given.
@@ -133,8 +134,9 @@ func (p *Parallel) dependOn(i int, keys []uint64) (*flushDone, error) {
 func (p *Parallel) sync0() error {
 	w := p.w[0]
 	ack := make(chan error, 1)
-	w.jobs <- job{items: w.pend, ack: ack}
-	w.pend, w.pendRows = nil, 0
+	p.room(w, w.pendMem)
+	w.jobs <- job{items: w.pend, mem: w.pendMem, ack: ack}
+	w.pend, w.pendRows, w.pendMem = nil, 0, 0
 	return <-ack
 }
 
