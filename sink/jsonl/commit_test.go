@@ -85,3 +85,48 @@ func TestCommittedLinesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// Without a writable temporary directory, a transaction is held in
+// memory up to memoryNoSpill (what DefaultMemory was), whole and in
+// order; a larger one fails with the spill file's error. With one, it
+// spills past DefaultMemory.
+func TestNoSpillFileHoldsUpTo8MiB(t *testing.T) {
+	ctx := context.Background()
+	line := strings.Repeat("y", 1000)
+	write := func(s *Sink, bytes int) error {
+		for n := 0; n < bytes; n += len(line) + 1 {
+			if err := s.Write(ctx, &change.Change{SQL: line}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var out bytes.Buffer
+	s := New(&out, Options{Format: lineFormat{}, TempDir: t.TempDir() + "/missing"})
+	for tx := 0; tx < 2; tx++ {
+		if err := write(s, 3<<20); err != nil {
+			t.Fatalf("a 3 MiB transaction without a spill file: %v", err)
+		}
+		if err := s.Commit(ctx, change.TxEnd{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * ((3<<20 + len(line)) / (len(line) + 1)) * (len(line) + 1); out.Len() != want {
+		t.Fatalf("%d bytes out, want %d", out.Len(), want)
+	}
+	if err := write(s, 9<<20); err == nil || !strings.Contains(err.Error(), "cannot create a spill file") {
+		t.Fatalf("a 9 MiB transaction without a spill file: %v", err)
+	}
+
+	s = New(&out, Options{Format: lineFormat{}, TempDir: t.TempDir()})
+	if err := write(s, 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	if s.spill == nil || s.spilled == 0 {
+		t.Fatal("a 2 MiB transaction did not spill past DefaultMemory")
+	}
+	s.Close(ctx)
+}

@@ -37,6 +37,12 @@ var _ sink.Sink = (*Sink)(nil)
 // transactions alone (1.7 MB each, now spilled) the same, 0.72.
 const DefaultMemory = 1 << 20
 
+// memoryNoSpill is how much of a transaction is held in memory when no
+// spill file can be created (TMPDIR missing or read-only): DefaultMemory
+// before it became 1 MiB, so that what needed no temporary directory
+// then needs none now.
+const memoryNoSpill = 8 << 20
+
 // Options configure a Sink. The zero value is usable.
 type Options struct {
 	// Memory bounds the bytes of one transaction held in memory (default
@@ -96,9 +102,12 @@ type Sink struct {
 	committed int
 	spill     *os.File // where pending overflowed to, if it did
 	spilled   int64
-	large     []byte    // writeLarge's scratch
-	synced    bool      // nothing was written since the last fsync
-	syncAt    time.Time // when FlushIdle last fsynced
+	// noSpillFile: creating a spill file failed; transactions are held
+	// in memory up to memoryNoSpill instead of Memory (spillAt).
+	noSpillFile bool
+	large       []byte    // writeLarge's scratch
+	synced      bool      // nothing was written since the last fsync
+	syncAt      time.Time // when FlushIdle last fsynced
 
 	Lines uint64
 }
@@ -155,10 +164,20 @@ func (s *Sink) Write(_ context.Context, c *change.Change) error {
 		s.pending = s.enc.appendChange(s.pending, c)
 	}
 	s.Lines++
-	if len(s.pending)-s.committed >= s.opts.Memory {
+	if len(s.pending)-s.committed >= s.spillAt() {
 		return s.spillPending()
 	}
 	return nil
+}
+
+// spillAt is how many bytes of the open transaction pending holds before
+// they spill: Memory, or memoryNoSpill once a spill file could not be
+// created.
+func (s *Sink) spillAt() int {
+	if s.noSpillFile {
+		return max(s.opts.Memory, memoryNoSpill)
+	}
+	return s.opts.Memory
 }
 
 // pushAt is how many committed bytes pending gathers before they go to
@@ -184,7 +203,15 @@ func (s *Sink) spillPending() error {
 		return err
 	}
 	if s.spill == nil {
+		held := len(s.pending) < memoryNoSpill
+		if s.noSpillFile && held {
+			return nil
+		}
 		f, err := os.CreateTemp(s.opts.TempDir, "binlogcdc-tx-*.jsonl")
+		if err != nil && held {
+			s.noSpillFile = true // held in memory, up to memoryNoSpill
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("jsonl: large transaction: cannot create a spill file: %w (set TMPDIR to a writable directory)", err)
 		}
