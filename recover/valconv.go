@@ -517,13 +517,8 @@ func setByLabels(s string, to *tablemap.Column) (change.Value, bool) {
 // Where b is not made of such characters it is len(b), which no count of
 // the server's exceeds.
 func utf8Chars(b []byte) int {
-	n := 0
-	for i := 0; i < len(b); n++ {
-		k := charset.UTF8SeqLen(b[i:], 4)
-		if k == 0 {
-			return len(b)
-		}
-		i += k
+	if n, ok := charset.UTF8Chars(b, 4); ok {
+		return n
 	}
-	return n
+	return len(b)
 }

@@ -25,3 +25,16 @@ func UTF8SeqLen(p []byte, maxLen int) int {
 	}
 	return 0
 }
+
+// UTF8Chars counts the characters of b as UTF8SeqLen reads them; ok is
+// false where b is not made of such characters.
+func UTF8Chars(b []byte, maxLen int) (n int, ok bool) {
+	for i := 0; i < len(b); n++ {
+		k := UTF8SeqLen(b[i:], maxLen)
+		if k == 0 {
+			return n, false
+		}
+		i += k
+	}
+	return n, true
+}

@@ -42,20 +42,8 @@ func storable(v *change.Value) bool {
 	if c, ok := charset.Lookup(coll); ok {
 		maxLen = c.MaxLen
 	}
-	return wellFormed(v.Bytes(), maxLen)
-}
-
-// wellFormed reports whether b is made of characters of at most maxLen
-// bytes as MariaDB's utf8mb3/utf8mb4 check them (charset.UTF8SeqLen).
-func wellFormed(b []byte, maxLen int) bool {
-	for i := 0; i < len(b); {
-		n := charset.UTF8SeqLen(b[i:], maxLen)
-		if n == 0 {
-			return false
-		}
-		i += n
-	}
-	return true
+	_, ok = charset.UTF8Chars(v.Bytes(), maxLen) // as MariaDB's utf8mb3/utf8mb4 check it
+	return ok
 }
 
 // NotStoredError says why the row is refused: column i of t (NotStored).
