@@ -174,7 +174,6 @@ type item struct {
 	tx      *change.TxEnd   // and commit them as this transaction
 	txHist  []byte          // with this schema history (nil: the one it has)
 	seq     uint64          // its number among the worker's items, from 1
-	mem     int             // what its changes hold in memory
 	deps    []*flushDone    // other workers' commits to wait for first
 }
 
@@ -342,7 +341,8 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd, d
 		w.sent = end
 	}
 	if tx != nil {
-		it.changes, it.tx, it.deps, it.mem = changes, tx, deps, p.bufMem
+		it.changes, it.tx, it.deps = changes, tx, deps
+		w.pendMem += p.bufMem // what the changes hold in memory
 		it.txHist = p.hist.nextFor(w)
 		w.sent = *tx
 	}
@@ -353,7 +353,6 @@ func (p *Parallel) queue(w *worker, changes []change.Change, tx *change.TxEnd, d
 	it.seq = w.queued
 	w.pend = append(w.pend, it)
 	w.pendRows += len(changes)
-	w.pendMem += it.mem
 	if w.pendRows >= batchRows || len(w.pend) >= batchTxs || w.pendMem >= batchMem {
 		p.dispatch(w, job{})
 	}

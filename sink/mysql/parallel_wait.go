@@ -40,12 +40,13 @@ type pendingFlush struct {
 }
 
 // dispatch hands w what was queued for it, with j's flush, ack and fin:
-// with flush, w then commits its open target transaction and says so.
+// with flush, w then commits its open target transaction and says so;
+// with ack alone, w says when it has applied what it was given.
 func (p *Parallel) dispatch(w *worker, j job) {
 	if j.flush {
 		p.queue(w, nil, nil, nil)
 	}
-	if len(w.pend) == 0 && !j.flush {
+	if len(w.pend) == 0 && !j.flush && j.ack == nil {
 		return
 	}
 	j.items, j.mem = w.pend, w.pendMem
@@ -132,11 +133,8 @@ func (p *Parallel) dependOn(i int, keys []uint64) (*flushDone, error) {
 // not: its goroutine then leaves its Sink to the caller's direct calls
 // (a large transaction, streaming).
 func (p *Parallel) sync0() error {
-	w := p.w[0]
 	ack := make(chan error, 1)
-	p.room(w, w.pendMem)
-	w.jobs <- job{items: w.pend, mem: w.pendMem, ack: ack}
-	w.pend, w.pendRows, w.pendMem = nil, 0, 0
+	p.dispatch(p.w[0], job{ack: ack})
 	return <-ack
 }
 
