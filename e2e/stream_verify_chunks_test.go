@@ -93,8 +93,16 @@ func TestStreamVerifyChunks(t *testing.T) {
 	t.Logf("%d workload rounds, %v passes, %v chunks, longest pause %vs", ops.Load(), runs,
 		metric("binlogcdc_verify_chunks_total"), metric("binlogcdc_verify_applier_pause_max_seconds"))
 
-	// A difference in a middle chunk (the workload is over: every chunk
-	// holds 50 keys).
+	// The workload is over, but the target may still be applying its
+	// last transactions: one of them can update id 517 (round 676 does)
+	// and would undo the difference planted below. Wait until the target
+	// holds the source's rows.
+	bigRows := "SELECT id, v, n FROM vc.big ORDER BY id"
+	stPoll(t, time.Minute, r, "the target caught up with the workload", func() bool {
+		return rpRows(t, dst, bigRows) == rpRows(t, src, bigRows)
+	})
+
+	// A difference in a middle chunk (every chunk holds 50 keys).
 	_, diffs0, _, ok0 := vlMetrics(addr)
 	was := *src.QueryStrings(t, "SELECT v FROM vc.big WHERE id = 517")[0][0]
 	dst.Exec(t, "UPDATE vc.big SET v = 'planted' WHERE id = 517", "UPDATE vc.comp SET v = -1 WHERE a = 20 AND b = 3")
